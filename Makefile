@@ -1,0 +1,43 @@
+# patternlock — build, test and install.
+#   make            build/patternlockd (release) and build/pam_patternlock.so
+#   make check      every test (Swift unit tests in release, then the system tests)
+#   make install    honours DESTDIR and PREFIX
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SWIFT   ?= swift
+CC      ?= cc
+PYTHON  ?= python3
+
+PAM_SRC  := $(wildcard Sources/CPamPatternLock/*.c)
+PAM_HDR  := $(wildcard Sources/CPamPatternLock/*.h Sources/CPamPatternLock/include/*.h)
+PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
+	-fstack-protector-strong -D_FORTIFY_SOURCE=2 -fvisibility=hidden \
+	-ISources/CPamPatternLock/include
+PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
+	-Wl,--version-script=pam/pam_patternlock.map
+
+SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
+
+.PHONY: all check test-swift test-system clean install uninstall bench demo
+all: build/patternlockd build/pam_patternlock.so
+
+build/patternlockd: $(SWIFT_SRC)
+	$(SWIFT) build -c release --product patternlockd
+	@mkdir -p build
+	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@
+
+build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
+	@mkdir -p build
+	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
+
+check: all test-swift test-system
+
+test-swift:
+	$(SWIFT) test -c release
+
+test-system: all
+	$(PYTHON) -m pytest -v Tests/system
+
+clean:
+	rm -rf build .build
