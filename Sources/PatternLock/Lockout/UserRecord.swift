@@ -1,0 +1,137 @@
+/// Where a failed attempt came from, as PAM told the daemon; shown by `status`.
+public struct FailureEntry: Equatable, Sendable {
+    public var when: Int64
+    public var uid: UInt32
+    public var service: String
+    public var tty: String
+    public var rhost: String
+
+    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "") {
+        self.when = when
+        self.uid = uid
+        self.service = FailureEntry.clip(service)
+        self.tty = FailureEntry.clip(tty)
+        self.rhost = FailureEntry.clip(rhost)
+    }
+
+    /// Fields are capped at 64 bytes so that a record and a STATUS line stay small.
+    static func clip(_ s: String) -> String {
+        var bytes = Array(s.utf8.prefix(64))
+        while String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `when,uid,service,tty,rhost`, each field percent-encoded on its own.
+    public var encoded: String {
+        [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
+         PercentEncoding.encode(rhost)].joined(separator: ",")
+    }
+
+    public init?(encoded: some StringProtocol) {
+        let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
+        guard f.count == 5, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
+              let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
+              let rhost = PercentEncoding.decode(f[4])
+        else { return nil }
+        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost)
+    }
+}
+
+/// One user's stored state: the credential, the consecutive failure count, the lock.
+public struct UserRecord: Equatable, Sendable {
+    /// How many failure entries a record keeps (the newest).
+    public static let recentLimit = 10
+
+    public var user: String
+    public var credential: Credential
+    public var failures: Int
+    /// Unix seconds when the user was locked; 0 when not locked.
+    public var lockedSince: Int64
+    public var recent: [FailureEntry]
+
+    public init(user: String, credential: Credential, failures: Int = 0, lockedSince: Int64 = 0, recent: [FailureEntry] = []) {
+        self.user = user
+        self.credential = credential
+        self.failures = failures
+        self.lockedSince = lockedSince
+        self.recent = recent
+    }
+
+    static let header = "patternlock-record-v1"
+
+    /// The file format: a header line, then `key=value` lines.
+    public var serialized: String {
+        var lines = [UserRecord.header, "user=\(user)", "credential=\(credential.phc)",
+                     "failures=\(failures)", "locked_since=\(lockedSince)"]
+        lines += recent.map { "failure=\($0.encoded)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    public enum ParseError: Error, Equatable, CustomStringConvertible {
+        case malformed(String)
+        public var description: String {
+            switch self { case .malformed(let why): return why }
+        }
+    }
+
+    /// Parses a record strictly: every key once (but `failure`), no unknown keys.
+    public init(serialized text: String) throws(ParseError) {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.last == "" else { throw .malformed("the record does not end in a newline") }
+        lines.removeLast()
+        guard lines.first == Substring(UserRecord.header) else { throw .malformed("unknown header") }
+        var fields: [Substring: Substring] = [:]
+        var recent: [FailureEntry] = []
+        for line in lines.dropFirst() {
+            guard let eq = line.firstIndex(of: "=") else { throw .malformed("a line without '='") }
+            let key = line[..<eq], value = line[line.index(after: eq)...]
+            if key == "failure" {
+                guard let entry = FailureEntry(encoded: value) else { throw .malformed("a bad failure line") }
+                recent.append(entry)
+                continue
+            }
+            guard ["user", "credential", "failures", "locked_since"].contains(key) else {
+                throw .malformed("unknown key \(key)")
+            }
+            guard fields[key] == nil else { throw .malformed("key \(key) given twice") }
+            fields[key] = value
+        }
+        guard let user = fields["user"], UserName.isValid(user) else { throw .malformed("bad user name") }
+        guard let phc = fields["credential"] else { throw .malformed("no credential") }
+        let credential: Credential
+        do { credential = try Credential(phc: String(phc)) } catch { throw .malformed(error.description) }
+        guard let f = fields["failures"], let failures = Int(f), failures >= 0, failures < 1_000_000 else {
+            throw .malformed("bad failure count")
+        }
+        guard let l = fields["locked_since"], let lockedSince = Int64(l), lockedSince >= 0 else {
+            throw .malformed("bad lock time")
+        }
+        self.init(user: String(user), credential: credential, failures: failures, lockedSince: lockedSince,
+                  recent: Array(recent.suffix(UserRecord.recentLimit)))
+    }
+}
+
+/// The user names the daemon accepts: what useradd, sssd and Samba produce, and
+/// nothing that could walk out of the state directory.
+public enum UserName {
+    public static let maxLength = 64
+
+    public static func isValid(_ name: some StringProtocol) -> Bool {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
+        guard bytes[0] != UInt8(ascii: "-"), bytes[0] != UInt8(ascii: ".") else { return false }
+        for (i, c) in bytes.enumerated() {
+            switch c {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "@"), UInt8(ascii: "-"):
+                continue
+            case UInt8(ascii: "$") where i == bytes.count - 1:
+                continue
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,62 @@
+/// RFC 3986 percent-encoding as the protocol and the record files use it: the
+/// unreserved set `A-Z a-z 0-9 - . _ ~` stands as it is, every other byte is `%XX`.
+public enum PercentEncoding {
+    @inline(__always)
+    static func isUnreserved(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        for c in bytes {
+            if isUnreserved(c) {
+                out.append(c)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(c >> 4)], hex[Int(c & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func encode(_ text: String) -> String { encode(text.utf8) }
+
+    /// Decodes `%XX` sequences; nil on a bad or truncated escape.
+    public static func decodeBytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var it = text.makeIterator()
+        while let c = it.next() {
+            if c == UInt8(ascii: "%") {
+                guard let h = it.next().flatMap(hexValue), let l = it.next().flatMap(hexValue) else { return nil }
+                out.append(h << 4 | l)
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Decodes to a string; nil on a bad escape or when the bytes are not UTF-8.
+    public static func decode(_ text: some StringProtocol) -> String? {
+        guard let bytes = decodeBytes(text.utf8) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

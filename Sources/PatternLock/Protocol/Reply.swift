@@ -1,0 +1,117 @@
+/// What a user's status looks like on the wire and in `patternlockd status`.
+public struct UserStatus: Equatable, Sendable {
+    public var user: String
+    public var enrolled: Bool
+    public var corrupt: Bool
+    public var failures: Int
+    public var remaining: Int
+    public var locked: Bool
+    public var lockedSince: Int64
+    public var retryAfter: Int64
+    public var iterations: Int
+    public var recent: [FailureEntry]
+
+    public init(user: String, enrolled: Bool = false, corrupt: Bool = false, failures: Int = 0, remaining: Int = 0,
+                locked: Bool = false, lockedSince: Int64 = 0, retryAfter: Int64 = 0, iterations: Int = 0,
+                recent: [FailureEntry] = []) {
+        self.user = user
+        self.enrolled = enrolled
+        self.corrupt = corrupt
+        self.failures = failures
+        self.remaining = remaining
+        self.locked = locked
+        self.lockedSince = lockedSince
+        self.retryAfter = retryAfter
+        self.iterations = iterations
+        self.recent = recent
+    }
+}
+
+/// A reply line (docs/PROTOCOL.md).
+public enum Reply: Equatable, Sendable {
+    case ok
+    case okIterations(Int)
+    case okCount(Int)
+    case fail(remaining: Int)
+    case locked(retryAfter: Int64)
+    case notEnrolled
+    case invalid(reason: String)
+    case denied
+    case busy
+    case error(String)
+    case pong
+    case status(UserStatus)
+    case user(String)
+    case end
+
+    public var line: String {
+        switch self {
+        case .ok: return "OK"
+        case .okIterations(let n): return Line("OK", [("iterations", String(n))]).encoded()
+        case .okCount(let n): return Line("OK", [("count", String(n))]).encoded()
+        case .fail(let r): return Line("FAIL", [("remaining", String(r))]).encoded()
+        case .locked(let s): return Line("LOCKED", [("retry_after", String(s))]).encoded()
+        case .notEnrolled: return "NOT_ENROLLED"
+        case .invalid(let r): return Line("INVALID", [("reason", r)]).encoded()
+        case .denied: return "DENIED"
+        case .busy: return "BUSY"
+        case .error(let m): return Line("ERROR", [("message", m)]).encoded()
+        case .pong: return Line("PONG", [("version", "1")]).encoded()
+        case .user(let u): return Line("USER", [("user", u)]).encoded()
+        case .end: return "END"
+        case .status(let s):
+            let recent = s.recent.map(\.encoded).joined(separator: ";")
+            return Line("STATUS", [
+                ("user", s.user), ("enrolled", s.enrolled ? "1" : "0"), ("failures", String(s.failures)),
+                ("remaining", String(s.remaining)), ("locked", s.locked ? "1" : "0"),
+                ("locked_since", String(s.lockedSince)), ("retry_after", String(s.retryAfter)),
+                ("iterations", String(s.iterations)), ("corrupt", s.corrupt ? "1" : "0"), ("recent", recent),
+            ]).encoded(raw: ["recent"])
+        }
+    }
+
+    /// Parses a reply line strictly (the client side).
+    public init?(line text: some StringProtocol) {
+        guard let line = try? Line(parsing: Array(text.utf8), maxBytes: Line.maxReplyBytes - 1, rawKeys: ["recent"])
+        else { return nil }
+        func int(_ k: String, _ range: ClosedRange<Int64> = 0...Int64.max) -> Int64? {
+            guard let s = line[k], let n = Int64(s), String(n) == s, range.contains(n) else { return nil }
+            return n
+        }
+        let keys = line.fields.map(\.key)
+        switch (line.verb, keys) {
+        case ("OK", []): self = .ok
+        case ("OK", ["iterations"]): guard let n = int("iterations") else { return nil }; self = .okIterations(Int(n))
+        case ("OK", ["count"]): guard let n = int("count") else { return nil }; self = .okCount(Int(n))
+        case ("FAIL", ["remaining"]): guard let n = int("remaining", 0...1000) else { return nil }; self = .fail(remaining: Int(n))
+        case ("LOCKED", ["retry_after"]): guard let n = int("retry_after") else { return nil }; self = .locked(retryAfter: n)
+        case ("NOT_ENROLLED", []): self = .notEnrolled
+        case ("INVALID", ["reason"]): self = .invalid(reason: line["reason"]!)
+        case ("DENIED", []): self = .denied
+        case ("BUSY", []): self = .busy
+        case ("ERROR", ["message"]): self = .error(line["message"]!)
+        case ("PONG", ["version"]): self = .pong
+        case ("USER", ["user"]): self = .user(line["user"]!)
+        case ("END", []): self = .end
+        case ("STATUS", ["user", "enrolled", "failures", "remaining", "locked", "locked_since", "retry_after",
+                         "iterations", "corrupt", "recent"]):
+            guard let enrolled = int("enrolled", 0...1), let failures = int("failures"), let remaining = int("remaining"),
+                  let locked = int("locked", 0...1), let since = int("locked_since"), let retry = int("retry_after"),
+                  let iterations = int("iterations"), let corrupt = int("corrupt", 0...1)
+            else { return nil }
+            var recent: [FailureEntry] = []
+            let raw = line["recent"]!
+            if !raw.isEmpty {
+                for item in raw.split(separator: ";", omittingEmptySubsequences: false) {
+                    guard let e = FailureEntry(encoded: item) else { return nil }
+                    recent.append(e)
+                }
+            }
+            self = .status(UserStatus(user: line["user"]!, enrolled: enrolled == 1, corrupt: corrupt == 1,
+                                      failures: Int(failures), remaining: Int(remaining), locked: locked == 1,
+                                      lockedSince: since, retryAfter: retry, iterations: Int(iterations), recent: recent))
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,111 @@
+/// Where an attempt comes from, as PAM reports it.
+public struct AttemptContext: Equatable, Sendable {
+    public var service: String
+    public var tty: String
+    public var rhost: String
+    public var ruser: String
+
+    public init(service: String = "", tty: String = "", rhost: String = "", ruser: String = "") {
+        self.service = service
+        self.tty = tty
+        self.rhost = rhost
+        self.ruser = ruser
+    }
+}
+
+/// A request a client may send, checked against docs/PROTOCOL.md.
+public enum Request: Equatable, Sendable {
+    case ping
+    case status(user: String)
+    case verify(user: String, pattern: String, context: AttemptContext)
+    case enroll(user: String, pattern: String, current: String?, iterations: Int?)
+    case remove(user: String, current: String?)
+    case reset(user: String)
+    case resetAll
+    case list
+
+    /// The verb, for logs (never the values).
+    public var verb: String {
+        switch self {
+        case .ping: return "PING"
+        case .status: return "STATUS"
+        case .verify: return "VERIFY"
+        case .enroll: return "ENROLL"
+        case .remove: return "REMOVE"
+        case .reset, .resetAll: return "RESET"
+        case .list: return "LIST"
+        }
+    }
+
+    public init(_ line: Line) throws(Line.ParseError) {
+        func only(_ allowed: Set<String>, required: Set<String>) throws(Line.ParseError) {
+            for f in line.fields where !allowed.contains(f.key) { throw .malformed("unknown_key") }
+            for r in required where line[r] == nil { throw .malformed("missing_\(r)") }
+        }
+        func user() throws(Line.ParseError) -> String {
+            let u = line["user"]!
+            guard UserName.isValid(u) else { throw .malformed("bad_user") }
+            return u
+        }
+        switch line.verb {
+        case "PING":
+            try only([], required: [])
+            self = .ping
+        case "STATUS":
+            try only(["user"], required: ["user"])
+            self = .status(user: try user())
+        case "VERIFY":
+            try only(["user", "pattern", "service", "tty", "rhost", "ruser"], required: ["user", "pattern"])
+            self = .verify(user: try user(), pattern: line["pattern"]!,
+                           context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
+                                                   rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
+        case "ENROLL":
+            try only(["user", "pattern", "current", "iterations"], required: ["user", "pattern"])
+            var iterations: Int?
+            if let i = line["iterations"] {
+                guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
+                iterations = n
+            }
+            self = .enroll(user: try user(), pattern: line["pattern"]!, current: line["current"], iterations: iterations)
+        case "REMOVE":
+            try only(["user", "current"], required: ["user"])
+            self = .remove(user: try user(), current: line["current"])
+        case "RESET":
+            if line["all"] != nil {
+                try only(["all"], required: ["all"])
+                guard line["all"] == "1" else { throw .malformed("bad_all") }
+                self = .resetAll
+            } else {
+                try only(["user"], required: ["user"])
+                self = .reset(user: try user())
+            }
+        case "LIST":
+            try only([], required: [])
+            self = .list
+        default:
+            throw .malformed("unknown_verb")
+        }
+    }
+
+    public var line: Line {
+        switch self {
+        case .ping: return Line("PING")
+        case .status(let u): return Line("STATUS", [("user", u)])
+        case .verify(let u, let p, let c):
+            return Line("VERIFY", [("user", u), ("pattern", p), ("service", c.service), ("tty", c.tty),
+                                   ("rhost", c.rhost), ("ruser", c.ruser)])
+        case .enroll(let u, let p, let current, let iterations):
+            var f = [("user", u), ("pattern", p)]
+            if let c = current { f.append(("current", c)) }
+            if let i = iterations { f.append(("iterations", String(i))) }
+            return Line("ENROLL", f)
+        case .remove(let u, let current):
+            var f = [("user", u)]
+            if let c = current { f.append(("current", c)) }
+            return Line("REMOVE", f)
+        case .reset(let u): return Line("RESET", [("user", u)])
+        case .resetAll: return Line("RESET", [("all", "1")])
+        case .list: return Line("LIST")
+        }
+    }
+}

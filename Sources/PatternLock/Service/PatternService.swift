@@ -1,0 +1,202 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The authority over patterns: enrolls, verifies, counts failures and locks, on
+/// top of the store. It knows nothing of sockets; the daemon authorizes a request
+/// and then calls one of these methods.
+///
+/// The attempt is written to disk before the hash is computed, and each user's
+/// attempts are serialized, so however many guesses arrive at once no more than
+/// `policy.maxFailures` are evaluated between resets.
+public final class PatternService: Sendable {
+    public let store: Store
+    let pepper: Pepper
+    public let policy: LockoutPolicy
+    /// The iteration count new and re-hashed credentials get.
+    public let targetIterations: Int
+    public let backend: SHA256Backend
+    private let locks = UserLocks()
+    private let clock: @Sendable () -> Int64
+    private let hashes = Atomic<Int>(0)
+
+    public init(store: Store, pepper: Pepper, policy: LockoutPolicy, targetIterations: Int,
+                backend: SHA256Backend = .default, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+        self.store = store
+        self.pepper = pepper
+        self.policy = policy
+        self.targetIterations = max(targetIterations, Credential.minimumIterations)
+        self.backend = backend
+        self.clock = clock
+    }
+
+    /// How many PBKDF2 evaluations of a stored credential have run (tests and logs).
+    public var evaluations: Int { hashes.load(ordering: .relaxed) }
+
+    public enum Outcome: Equatable, Sendable {
+        case ok
+        case fail(remaining: Int)
+        case locked(retryAfter: Int64)
+        case notEnrolled
+        case invalid(PatternError)
+        case currentRequired
+        case error(String)
+
+        public var reply: Reply {
+            switch self {
+            case .ok: return .ok
+            case .fail(let r): return .fail(remaining: r)
+            case .locked(let s): return .locked(retryAfter: s)
+            case .notEnrolled: return .notEnrolled
+            case .invalid(let e): return .invalid(reason: e.reason)
+            case .currentRequired: return .invalid(reason: "current_required")
+            case .error(let m): return .error(m)
+            }
+        }
+    }
+
+    // MARK: - Verify
+
+    public func verify(user: String, typed: String, context: AttemptContext, uid: UInt32) -> Outcome {
+        locks.withLock(user) {
+            let (outcome, record) = attempt(user: user, typed: typed, context: context, uid: uid)
+            if outcome == .ok, var record {
+                record.recordSuccess()
+                rehashIfBelowTarget(&record, typed: typed)
+                // The pattern was right; a failed write leaves the count high, never low.
+                try? store.save(record)
+            }
+            return outcome
+        }
+    }
+
+    /// Checks `typed` against the user's record as one counted attempt. Must run
+    /// under the user's lock. On `.ok` returns the record as stored before success.
+    private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32) -> (Outcome, UserRecord?) {
+        guard case .record(var record) = store.load(user) else { return (.notEnrolled, nil) }
+        let now = clock()
+        if record.expireLock(now: now, policy: policy) {
+            do { try store.save(record) } catch { return (.error("store_failed"), nil) }
+        }
+        if record.isLocked(now: now, policy: policy) {
+            return (.locked(retryAfter: record.retryAfter(now: now, policy: policy)), nil)
+        }
+        let pattern: Pattern
+        do { pattern = try Pattern(typed: typed) } catch { return (.invalid(error), nil) }
+        record.countAttempt(FailureEntry(when: now, uid: uid, service: context.service, tty: context.tty,
+                                         rhost: context.rhost), policy: policy)
+        // Durably counted before any hash is computed: fail closed if we cannot write.
+        do { try store.save(record) } catch { return (.error("store_failed"), nil) }
+        hashes.add(1, ordering: .relaxed)
+        if record.credential.matches(pattern, pepper: pepper, backend: backend) {
+            return (.ok, record)
+        }
+        return (.fail(remaining: record.remaining(now: now, policy: policy)), record)
+    }
+
+    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: String) {
+        guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
+              let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
+        else { return }
+        record.credential = fresh
+    }
+
+    // MARK: - Enroll and remove
+
+    /// Sets a user's pattern. `current` is checked (as a counted attempt) when the
+    /// user changes its own existing pattern; an administrator needs none.
+    public func enroll(user: String, typed: String, current: String?, iterations: Int?, byAdministrator: Bool,
+                       context: AttemptContext, uid: UInt32) -> Outcome {
+        let pattern: Pattern
+        do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
+        let n = iterations ?? targetIterations
+        guard n >= Credential.minimumIterations else { return .error("iterations_too_low") }
+        guard n <= Credential.maximumIterations else { return .error("iterations_too_high") }
+        return locks.withLock(user) {
+            if !byAdministrator, case .record = store.load(user) {
+                guard let current else { return .currentRequired }
+                let (outcome, _) = attempt(user: user, typed: current, context: context, uid: uid)
+                guard outcome == .ok else { return outcome }
+            }
+            do {
+                let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
+                try store.save(UserRecord(user: user, credential: credential))
+            } catch {
+                return .error("store_failed")
+            }
+            return .ok
+        }
+    }
+
+    /// Removes a user's record; the user itself must give its current pattern.
+    public func remove(user: String, current: String?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
+        locks.withLock(user) {
+            switch store.load(user) {
+            case .missing: return .notEnrolled
+            case .corrupt where !byAdministrator: return .notEnrolled
+            default: break
+            }
+            if !byAdministrator {
+                guard let current else { return .currentRequired }
+                let (outcome, _) = attempt(user: user, typed: current, context: context, uid: uid)
+                guard outcome == .ok else { return outcome }
+            }
+            do { try store.remove(user) } catch { return .error("store_failed") }
+            return .ok
+        }
+    }
+
+    // MARK: - Administration
+
+    /// Clears one user's failure count and lock. nil when the user has no record.
+    public func reset(user: String) -> Result<Int, Store.Error>? {
+        locks.withLock(user) { () -> Result<Int, Store.Error>? in
+            guard case .record(var record) = store.load(user) else { return nil }
+            record.recordSuccess()
+            do throws(Store.Error) { try store.save(record) } catch { return .failure(error) }
+            return .success(1)
+        }
+    }
+
+    /// Clears every user's failure count and lock; returns how many records changed.
+    public func resetAll() -> Result<Int, Store.Error> {
+        var changed = 0
+        for user in store.users() {
+            let r: Result<Bool, Store.Error> = locks.withLock(user) {
+                guard case .record(var record) = store.load(user), record.failures > 0 || record.lockedSince != 0
+                else { return .success(false) }
+                record.recordSuccess()
+                do throws(Store.Error) { try store.save(record) } catch { return .failure(error) }
+                return .success(true)
+            }
+            switch r {
+            case .failure(let e): return .failure(e)
+            case .success(let c): if c { changed += 1 }
+            }
+        }
+        return .success(changed)
+    }
+
+    public func status(user: String) -> UserStatus {
+        let now = clock()
+        switch store.load(user) {
+        case .missing:
+            return UserStatus(user: user)
+        case .corrupt:
+            return UserStatus(user: user, corrupt: true)
+        case .record(let r):
+            let locked = r.isLocked(now: now, policy: policy)
+            let expired = r.lockedSince != 0 && !locked
+            return UserStatus(user: user, enrolled: true, failures: expired ? 0 : r.failures,
+                              remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
+                              locked: locked, lockedSince: locked ? r.lockedSince : 0,
+                              retryAfter: r.retryAfter(now: now, policy: policy),
+                              iterations: r.credential.iterations, recent: r.recent)
+        }
+    }
+
+    public func users() -> [String] { store.users() }
+}

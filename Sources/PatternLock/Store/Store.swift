@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The per-user records under the state directory (default `/var/lib/patternlock`),
+/// one file per user named after the user. Every write is atomic and durable.
+/// The daemon is the only reader and writer.
+public struct Store: Sendable {
+    public let directory: String
+
+    public enum Error: Swift.Error, CustomStringConvertible {
+        case unsafeDirectory(String)
+        case io(String, Errno)
+
+        public var description: String {
+            switch self {
+            case .unsafeDirectory(let why): return why
+            case .io(let what, let e): return "\(what): \(e)."
+            }
+        }
+    }
+
+    /// Opens (creating with mode 0700 when missing) and checks the state directory:
+    /// it must be a real directory owned by this user and not writable by group or
+    /// others. Stale temp files left by a crash are removed.
+    public init(directory: String) throws(Store.Error) {
+        self.directory = directory
+        switch Sys.lstat(directory) {
+        case .failure(let e) where e == .noEntry:
+            if case .failure(let e) = Sys.mkdir(directory, 0o700) {
+                throw .io("Cannot create the state directory \(directory)", e)
+            }
+        case .failure(let e):
+            throw .io("Cannot read the state directory \(directory)", e)
+        case .success:
+            break
+        }
+        guard case .success(let st) = Sys.lstat(directory) else {
+            throw .io("Cannot read the state directory \(directory)", .current)
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw .unsafeDirectory("The state directory \(directory) is not a directory (or is a symbolic link).")
+        }
+        guard st.st_uid == Sys.effectiveUID else {
+            throw .unsafeDirectory("The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw .unsafeDirectory("The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)")
+        }
+        removeStaleTempFiles()
+    }
+
+    /// Temp files are named `.USER.tmp.RANDOM`; user names never start with a dot.
+    private func removeStaleTempFiles() {
+        guard case .success(let names) = Sys.listDirectory(directory) else { return }
+        for name in names where name.hasPrefix(".") && name.contains(".tmp.") {
+            _ = Sys.unlink("\(directory)/\(name)")
+        }
+    }
+
+    public enum Loaded: Equatable, Sendable {
+        case missing
+        case corrupt(String)
+        case record(UserRecord)
+    }
+
+    func path(_ user: String) -> String { "\(directory)/\(user)" }
+
+    /// Reads a user's record. An unreadable or malformed record is `.corrupt`, which
+    /// every caller treats as not enrolled: never success, never a crash.
+    public func load(_ user: String) -> Loaded {
+        guard UserName.isValid(user) else { return .missing }
+        let fd: Int32
+        switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW) {
+        case .failure(let e) where e == .noEntry: return .missing
+        case .failure(let e): return .corrupt("cannot open the record: \(e)")
+        case .success(let f): fd = f
+        }
+        defer { Sys.close(fd) }
+        guard case .success(let st) = Sys.fstat(fd), st.st_mode & S_IFMT == S_IFREG else {
+            return .corrupt("the record is not a regular file")
+        }
+        guard st.st_size <= 16384 else { return .corrupt("the record is too large") }
+        guard case .success(let bytes) = Sys.readAll(fd, upTo: 16385) else { return .corrupt("cannot read the record") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .corrupt("the record is not UTF-8") }
+        do {
+            let record = try UserRecord(serialized: text)
+            guard record.user == user else { return .corrupt("the record names another user") }
+            return .record(record)
+        } catch {
+            return .corrupt(error.description)
+        }
+    }
+
+    /// Writes a user's record atomically and durably (temp file, fsync, rename, fsync dir).
+    public func save(_ record: UserRecord) throws(Store.Error) {
+        guard UserName.isValid(record.user) else { throw .unsafeDirectory("Invalid user name.") }
+        if case .failure(let e) = Sys.writeFileAtomically(path(record.user), Array(record.serialized.utf8), mode: 0o600) {
+            throw .io("Cannot write the record of \(record.user)", e)
+        }
+    }
+
+    /// Removes a user's record durably. Returns false when there was none.
+    @discardableResult
+    public func remove(_ user: String) throws(Store.Error) -> Bool {
+        guard UserName.isValid(user) else { return false }
+        switch Sys.unlink(path(user)) {
+        case .failure(let e) where e == .noEntry: return false
+        case .failure(let e): throw .io("Cannot remove the record of \(user)", e)
+        case .success: break
+        }
+        if case .failure(let e) = Sys.fsyncDirectory(directory) { throw .io("Cannot sync \(directory)", e) }
+        return true
+    }
+
+    /// The users that have a record (valid or corrupt), in name order.
+    public func users() -> [String] {
+        guard case .success(let names) = Sys.listDirectory(directory) else { return [] }
+        return names.filter { UserName.isValid($0) }.sorted()
+    }
+}

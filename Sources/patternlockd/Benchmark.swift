@@ -1,0 +1,46 @@
+import ArgumentParser
+import PatternLock
+
+extension PatternLockd {
+    struct Benchmark: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Measure PBKDF2-HMAC-SHA256 on this CPU for each SHA-256 backend.",
+            discussion: "Prints iterations per second and the iteration count that a verify budget gives. Run `make bench` for the comparison with OpenSSL.")
+
+        @Option(help: ArgumentHelp("Time one verify should take, in milliseconds.", valueName: "ms"))
+        var budget: Int = Calibration.defaultBudgetMilliseconds
+
+        @Option(help: ArgumentHelp("Iterations per measurement.", valueName: "n"))
+        var sample: Int = 2_000_000
+
+        @Option(help: ArgumentHelp("Measurements per backend (the best counts).", valueName: "n"))
+        var rounds: Int = 3
+
+        @Flag(help: "Print `backend iterations_per_second budget_iterations` lines for scripts.")
+        var machine = false
+
+        func validate() throws {
+            guard sample >= 1000 else { throw ValidationError("--sample must be at least 1000.") }
+            guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1.") }
+            guard budget >= 1 else { throw ValidationError("--budget must be at least 1 millisecond.") }
+        }
+
+        func run() throws {
+            if !machine { print("PBKDF2-HMAC-SHA256, best of \(rounds) runs of \(sample) iterations:") }
+            for backend in SHA256Backend.available {
+                let rate = Calibration.iterationsPerSecond(backend: backend, sample: sample, rounds: rounds)
+                let n = Calibration.iterations(forMilliseconds: budget, rate: rate)
+                if machine {
+                    print("\(backend.rawValue) \(Int(rate)) \(n)")
+                } else {
+                    let millions = (rate / 1e5).rounded() / 10
+                    print("  \(backend.description.padding(28)) \(millions) million iterations/s → \(n) iterations for \(budget) ms")
+                }
+            }
+        }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit codes shared by the client commands (documented in patternlockd(8)).
+enum Exit {
+    static let wrong = ExitCode(1)
+    static let locked = ExitCode(2)
+    static let notEnrolled = ExitCode(3)
+    static let invalid = ExitCode(4)
+    static let denied = ExitCode(5)
+    static let unavailable = ExitCode(6)
+}
+
+/// A runtime failure of a client command: a sentence for stderr and an exit code.
+struct ClientError: Error, CustomStringConvertible {
+    let description: String
+    let code: ExitCode
+}
+
+/// A connection to the daemon. Before sending anything, it checks that the socket
+/// is a socket owned by root (or by the user running this command, for a private
+/// daemon), and that the process listening is one of those too.
+struct DaemonConnection {
+    let fd: Int32
+    let path: String
+    var reader: LineReader
+
+    init(path: String) throws(ClientError) {
+        func unavailable(_ why: String) -> ClientError {
+            ClientError(description: "Cannot reach patternlockd at \(path): \(why). Is it running? Try: systemctl status patternlockd.socket", code: Exit.unavailable)
+        }
+        let me = geteuid()
+        switch Sys.lstat(path) {
+        case .failure(let e): throw unavailable("\(e)")
+        case .success(let st):
+            guard st.st_mode & S_IFMT == S_IFSOCK else { throw unavailable("it is not a socket") }
+            guard st.st_uid == 0 || st.st_uid == me else { throw unavailable("the socket is owned by uid \(st.st_uid), not by root") }
+        }
+        guard case .success(let fd) = Socket.unixStream() else { throw unavailable("cannot create a socket") }
+        if case .failure(let e) = Socket.connect(fd, path: path) { Glibc.close(fd); throw unavailable("\(e)") }
+        guard let peer = Socket.peerUID(fd), peer == 0 || peer == me else {
+            Glibc.close(fd)
+            throw unavailable("the process listening is not running as root")
+        }
+        Socket.setTimeout(fd, option: SO_SNDTIMEO, seconds: 10)
+        self.fd = fd
+        self.path = path
+        self.reader = LineReader(fd: fd)
+    }
+
+    /// Sends one request and reads one reply (or, for LIST, lines up to END).
+    mutating func send(_ request: Request, timeout: Double = 120) throws(ClientError) -> [Reply] {
+        var bytes = Array((request.line.encoded() + "\n").utf8)
+        defer { pl_wipe_bytes(&bytes) }
+        guard bytes.count <= Line.maxRequestBytes else {
+            throw ClientError(description: "The request is too long.", code: Exit.invalid)
+        }
+        if case .failure(let e) = Socket.sendAll(fd, bytes) {
+            throw ClientError(description: "Cannot send to patternlockd: \(e).", code: Exit.unavailable)
+        }
+        var replies: [Reply] = []
+        let deadline = Calibration.now() + timeout
+        repeat {
+            switch reader.next(maxBytes: Line.maxReplyBytes, deadline: deadline) {
+            case .line(let l):
+                guard let text = String(validating: l, as: UTF8.self), let reply = Reply(line: text) else {
+                    throw ClientError(description: "patternlockd sent a reply this client does not understand.", code: Exit.unavailable)
+                }
+                replies.append(reply)
+            case .timedOut:
+                throw ClientError(description: "patternlockd did not answer within \(Int(timeout)) seconds.", code: Exit.unavailable)
+            case .closed, .tooLong:
+                throw ClientError(description: "patternlockd closed the connection without an answer.", code: Exit.unavailable)
+            }
+        } while request == .list && replies.last != .end
+        return replies
+    }
+
+    func close() { Glibc.close(fd) }
+
+    /// One request on a fresh connection.
+    static func request(_ request: Request, socket: String) throws(ClientError) -> Reply {
+        var c = try DaemonConnection(path: socket)
+        defer { c.close() }
+        return try c.send(request)[0]
+    }
+}
+
+/// Turns a reply that is not the hoped-for one into a sentence and an exit code.
+func failure(for reply: Reply, user: String) -> ClientError {
+    switch reply {
+    case .fail(let remaining) where remaining == 0:
+        return ClientError(description: "Wrong pattern. Pattern unlock for \(user) is now locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. Ask an administrator to run: patternlockd reset \(user)", code: Exit.wrong)
+    case .fail(let remaining):
+        return ClientError(description: "Wrong pattern — \(remaining) attempt\(remaining == 1 ? "" : "s") left.", code: Exit.wrong)
+    case .locked(let retry):
+        let when = retry > 0 ? "Try again in \(minutesText(retry)), or ask" : "Ask"
+        return ClientError(description: "Pattern unlock for \(user) is locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. \(when) an administrator to run: patternlockd reset \(user)", code: Exit.locked)
+    case .notEnrolled:
+        return ClientError(description: "\(user) has no pattern. Enroll one with: patternlockd enroll \(user)", code: Exit.notEnrolled)
+    case .invalid(let reason):
+        if reason == "current_required" {
+            return ClientError(description: "Changing your own pattern needs your current pattern first.", code: Exit.invalid)
+        }
+        let sentence = PatternError(reason: reason)?.description ?? "That is not a valid pattern (\(reason))."
+        return ClientError(description: "\(sentence) This entry was not counted.", code: Exit.invalid)
+    case .denied:
+        return ClientError(description: "Permission denied: only root may do this for another user.", code: Exit.denied)
+    case .busy:
+        return ClientError(description: "patternlockd is busy; try again in a moment.", code: Exit.unavailable)
+    case .error(let m):
+        let text: String
+        switch m {
+        case "no_such_user": text = "There is no user \(user) on this system."
+        case "iterations_too_low": text = "The iteration count must be at least \(Credential.minimumIterations)."
+        case "store_failed": text = "patternlockd could not write its state; see its log (journalctl -u patternlockd)."
+        default: text = "patternlockd reported an error: \(m)."
+        }
+        return ClientError(description: text, code: Exit.unavailable)
+    default:
+        return ClientError(description: "patternlockd sent an unexpected reply: \(reply.line)", code: Exit.unavailable)
+    }
+}
+
+func minutesText(_ seconds: Int64) -> String {
+    seconds < 120 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
+}
+
+/// Prints a client error and exits with its code.
+func fail(_ error: ClientError) -> ExitCode {
+    printError(error.description)
+    return error.code
+}
+
+func printError(_ s: String) {
+    var line = s + "\n"
+    _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+}
+
+extension ParsableCommand {
+    /// The user a command is about: the argument, else the invoking user.
+    func targetUser(_ given: String?) throws -> String {
+        if let given {
+            guard UserName.isValid(given) else { throw ValidationError("'\(given)' is not a valid user name.") }
+            return given
+        }
+        guard let me = Accounts.currentUserName else { throw ValidationError("Cannot find your user name; give it as an argument.") }
+        return me
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension PatternLockd {
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or change a user's pattern.",
+            discussion: """
+                Root may enroll any user on the system. A user may enroll itself; changing an \
+                existing pattern asks for the current one first, and a wrong current pattern \
+                counts as a failed attempt.
+
+                On a terminal the grid is shown and the pattern is read twice with echo off. \
+                Otherwise stdin is read line by line: (current pattern,) new pattern, the new \
+                pattern again.
+
+                Example: draw an L from the top-left corner down and right:
+                  1 . .
+                  4 . .      type 14789, or just 179 — a dot passed over is joined
+                  7 8 9      automatically.
+                """)
+
+        @OptionGroup var socketOptions: SocketOptions
+
+        @Argument(help: "The user to enroll (default: you).")
+        var user: String?
+
+        @Option(help: ArgumentHelp("PBKDF2 iterations for this pattern (at least 600000; default: the daemon's calibrated count).", valueName: "n"))
+        var iterations: Int?
+
+        func validate() throws {
+            if let iterations, iterations < Credential.minimumIterations {
+                throw ValidationError("--iterations must be at least \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256).")
+            }
+            _ = try targetUser(user)
+        }
+
+        func run() throws {
+            let user = try targetUser(user)
+            do {
+                var connection = try DaemonConnection(path: socketOptions.path)
+                defer { connection.close() }
+                var needsCurrent = false
+                if geteuid() != 0 {
+                    switch try connection.send(.status(user: user))[0] {
+                    case .status(let s): needsCurrent = s.enrolled
+                    case .denied: throw ClientError(description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).", code: Exit.denied)
+                    case let other: throw failure(for: other, user: user)
+                    }
+                }
+                PatternInput.showGrid(title: "Enroll a pattern for \(user): type the dots in order (at least 4).")
+                var current: String?
+                if needsCurrent {
+                    guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
+                        throw ClientError(description: "No current pattern was entered; nothing was changed.", code: Exit.invalid)
+                    }
+                    current = c
+                }
+                let pattern = try readNewPattern()
+                let reply = try connection.send(.enroll(user: user, pattern: pattern.digits, current: current, iterations: iterations))[0]
+                guard case .okIterations(let n) = reply else { throw failure(for: reply, user: user) }
+                print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
+                if PatternInput.isTerminal {
+                    print("Your pattern, dots numbered in the order you draw them:")
+                    print(pattern.picture)
+                }
+            } catch let error as ClientError {
+                throw fail(error)
+            }
+        }
+
+        /// Reads the new pattern twice; on a terminal, retries a mistyped one.
+        private func readNewPattern() throws(ClientError) -> Pattern {
+            let tries = PatternInput.isTerminal ? 3 : 1
+            for attempt in 1...tries {
+                guard let typed = PatternInput.read(prompt: "New pattern: ") else {
+                    throw ClientError(description: "No pattern was entered; nothing was changed.", code: Exit.invalid)
+                }
+                let pattern: Pattern
+                do { pattern = try Pattern(typed: typed) } catch {
+                    if attempt < tries { printError(error.description + " Try again."); continue }
+                    throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
+                }
+                guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
+                    throw ClientError(description: "The pattern was not confirmed; nothing was changed.", code: Exit.invalid)
+                }
+                if let confirmed = try? Pattern(typed: again), confirmed == pattern { return pattern }
+                if attempt < tries { printError("The two patterns differ. Try again."); continue }
+                throw ClientError(description: "The two patterns differ; nothing was changed.", code: Exit.invalid)
+            }
+            throw ClientError(description: "No valid pattern was entered; nothing was changed.", code: Exit.invalid)
+        }
+    }
+}

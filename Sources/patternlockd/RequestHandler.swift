@@ -1,0 +1,78 @@
+import PatternLock
+
+/// Authorizes a request by the peer's uid (ARCHITECTURE.md: root may do anything;
+/// uid U may verify, see and change only its own user) and runs it on the service.
+struct RequestHandler: Sendable {
+    let service: PatternService
+
+    /// The reply lines for one request, and one log line (never a pattern).
+    func handle(_ request: Request, peerUID: UInt32) -> [Reply] {
+        let isRoot = peerUID == 0
+        let peerName = isRoot ? "root" : Accounts.name(of: peerUID)
+        func isSelf(_ user: String) -> Bool { peerName == user }
+        var replies: [Reply]
+        var logFields: [String] = []
+
+        switch request {
+        case .ping:
+            return [.pong]
+
+        case .status(let user):
+            guard isRoot || isSelf(user) else { replies = [.denied]; break }
+            replies = [.status(service.status(user: user))]
+            logFields = [Log.field("user", user)]
+
+        case .verify(let user, let pattern, let context):
+            logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
+                         Log.field("rhost", context.rhost), Log.field("ruser", context.ruser)]
+            guard isRoot || isSelf(user) else { replies = [.denied]; break }
+            replies = [service.verify(user: user, typed: pattern, context: context, uid: peerUID).reply]
+
+        case .enroll(let user, let pattern, let current, let iterations):
+            logFields = [Log.field("user", user)]
+            if isRoot {
+                guard Accounts.exists(user) else { replies = [.error("no_such_user")]; break }
+            } else {
+                guard isSelf(user) else { replies = [.denied]; break }
+            }
+            let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
+                                         byAdministrator: isRoot,
+                                         context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
+            replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : outcome.reply]
+
+        case .remove(let user, let current):
+            logFields = [Log.field("user", user)]
+            guard isRoot || isSelf(user) else { replies = [.denied]; break }
+            replies = [service.remove(user: user, current: current, byAdministrator: isRoot,
+                                      context: AttemptContext(service: "patternlockd-remove"), uid: peerUID).reply]
+
+        case .reset(let user):
+            logFields = [Log.field("user", user)]
+            guard isRoot else { replies = [.denied]; break }
+            switch service.reset(user: user) {
+            case nil: replies = [.notEnrolled]
+            case .success(let n)?: replies = [.okCount(n)]
+            case .failure?: replies = [.error("store_failed")]
+            }
+
+        case .resetAll:
+            logFields = [Log.field("user", "*")]
+            guard isRoot else { replies = [.denied]; break }
+            switch service.resetAll() {
+            case .success(let n): replies = [.okCount(n)]
+            case .failure: replies = [.error("store_failed")]
+            }
+
+        case .list:
+            guard isRoot else { replies = [.denied]; break }
+            replies = service.users().map { .user($0) } + [.end]
+        }
+
+        if case .list = request {} else {
+            // STATUS replies are long and hold nothing new; log their verb only.
+            let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
+            Log.info(([request.verb.lowercased()] + logFields + [Log.field("uid", String(peerUID)), "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
+        }
+        return replies
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension PatternLockd {
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the daemon in the foreground (systemd starts it from patternlockd.socket).",
+            discussion: """
+                Keeps each user's pattern as a peppered PBKDF2-HMAC-SHA256 hash in the state \
+                directory and answers the line protocol of docs/PROTOCOL.md on a Unix socket. \
+                Logs go to stderr (the journal under systemd); patterns never do.
+
+                The pepper is read from $CREDENTIALS_DIRECTORY/patternlock.key when systemd \
+                passes one, else from --key-file, which is created (32 random bytes, mode \
+                0600) when missing. Back it up: without it no pattern can be verified.
+
+                At start the daemon measures this CPU and picks the iteration count that \
+                makes one verify take about --budget milliseconds (never below 600000).
+                """)
+
+        @Option(help: ArgumentHelp("The Unix socket to listen on, unless systemd passes one.", valueName: "path"))
+        var socket: String = SocketOptions.defaultPath
+
+        @Option(help: ArgumentHelp("Where the per-user records live (created with mode 0700).", valueName: "dir"))
+        var stateDir: String = "/var/lib/patternlock"
+
+        @Option(help: ArgumentHelp("The pepper: 32 random bytes, mode 0600, outside the state directory.", valueName: "file"))
+        var keyFile: String = KeyFile.defaultPath
+
+        @Option(help: ArgumentHelp("Seconds after which a lockout lifts by itself; 0 means only `patternlockd reset` unlocks.", valueName: "seconds"))
+        var unlockAfter: Int64 = 0
+
+        @Option(help: ArgumentHelp("Time one verify should take, in milliseconds; sets the iteration count.", valueName: "ms"))
+        var budget: Int = Calibration.defaultBudgetMilliseconds
+
+        @Option(help: ArgumentHelp("Use this iteration count instead of calibrating (at least 600000).", valueName: "n"))
+        var iterations: Int?
+
+        func validate() throws {
+            guard unlockAfter >= 0 else { throw ValidationError("--unlock-after must be 0 (admin only) or a number of seconds.") }
+            guard budget >= 1 && budget <= 60_000 else { throw ValidationError("--budget must be between 1 and 60000 milliseconds.") }
+            if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
+                throw ValidationError("--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
+            }
+        }
+
+        func run() throws {
+            umask(0o077)
+            signal(SIGPIPE, SIG_IGN)
+            let store: Store
+            do { store = try Store(directory: stateDir) } catch { return try die(error.description) }
+            var env: [String: String] = [:]
+            if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
+            let key = KeyFile.resolvePath(configured: keyFile, environment: env)
+            let pepper: Pepper
+            do {
+                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential, stateDirectory: stateDir)
+            } catch { return try die(error.description) }
+
+            let backend = SHA256Backend.default
+            let target: Int
+            if let iterations {
+                target = iterations
+                Log.info("using \(target) iterations (--iterations), SHA-256 \(backend)")
+            } else {
+                let rate = Calibration.iterationsPerSecond(backend: backend)
+                target = Calibration.iterations(forMilliseconds: budget, rate: rate)
+                Log.info("calibrated \(target) iterations for \(budget) ms per verify (SHA-256 \(backend), \(Int(rate)) iterations/s)")
+            }
+            let service = PatternService(store: store, pepper: pepper,
+                                         policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
+                                         backend: backend)
+
+            let listener: (fd: Int32, created: Bool)
+            do { listener = try Listener.open(path: socket) } catch { return try die(error.description) }
+            let server = Server(handler: RequestHandler(service: service), listenFD: listener.fd)
+
+            // SIGTERM/SIGINT are taken by one thread with sigwait, which stops the accept loop.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGTERM)
+            sigaddset(&signals, SIGINT)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
+            let waitSet = signals
+            _ = spawnThread { [server] in
+                var set = waitSet
+                var sig: Int32 = 0
+                sigwait(&set, &sig)
+                Log.info("stopping on signal \(sig)")
+                server.stop()
+            }
+            Log.info(listener.created ? "listening on \(socket) (state \(stateDir), key \(key.path))"
+                                      : "listening on the socket from systemd (state \(stateDir))")
+            server.run()
+            if listener.created { _ = Sys.unlink(socket) }
+            Log.info("stopped")
+        }
+
+        private func die(_ message: String) throws {
+            Log.error(message)
+            throw ExitCode(1)
+        }
+    }
+}

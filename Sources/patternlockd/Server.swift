@@ -1,0 +1,182 @@
+import CPatternLockShims
+import PatternLock
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Caps concurrent connections: 256 in all, 32 per non-root uid, so that one local
+/// user flooding the socket cannot starve root (sudo, login) or other users.
+final class ConnectionLimiter: Sendable {
+    static let maxTotal = 256
+    static let maxPerUser = 32
+    private let state = Mutex<(total: Int, perUID: [UInt32: Int])>((0, [:]))
+
+    func admit(_ uid: UInt32) -> Bool {
+        state.withLock { s in
+            guard s.total < ConnectionLimiter.maxTotal else { return false }
+            let mine = s.perUID[uid, default: 0]
+            if uid != 0 && mine >= ConnectionLimiter.maxPerUser { return false }
+            s.total += 1
+            s.perUID[uid] = mine + 1
+            return true
+        }
+    }
+
+    func release(_ uid: UInt32) {
+        state.withLock { s in
+            s.total -= 1
+            let mine = s.perUID[uid, default: 1] - 1
+            s.perUID[uid] = mine == 0 ? nil : mine
+        }
+    }
+
+    var active: Int { state.withLock { $0.total } }
+}
+
+/// The listening side: a small POSIX loop. One thread accepts; each connection gets
+/// its own thread, which reads its line under a deadline and runs the request. A
+/// verify's hash therefore never blocks another connection, and a per-user lock in
+/// the service keeps one user's attempts in order. Why not SwiftNIO: every request is
+/// one short line answered after a CPU-bound hash, and the peer's SO_PEERCRED must be
+/// read on the accepted fd; blocking threads with hard caps say this in ~200 lines,
+/// start in milliseconds, and keep the idle daemon small.
+final class Server: Sendable {
+    static let idleSeconds = 5.0
+
+    let handler: RequestHandler
+    let listenFD: Int32
+    let limiter = ConnectionLimiter()
+    private let stopping = Atomic<Bool>(false)
+    private let wakeFDs: (read: Int32, write: Int32)
+
+    init(handler: RequestHandler, listenFD: Int32) {
+        self.handler = handler
+        self.listenFD = listenFD
+        var fds: [Int32] = [0, 0]
+        _ = pl_pipe_cloexec(&fds)
+        wakeFDs = (fds[0], fds[1])
+    }
+
+    /// Stops accepting; called from the signal thread.
+    func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        var b: UInt8 = 1
+        _ = write(wakeFDs.write, &b, 1)
+    }
+
+    /// Accepts until `stop()`, then waits a little for connections in flight.
+    func run() {
+        while !stopping.load(ordering: .sequentiallyConsistent) {
+            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 { if errno == EINTR { continue }; Log.error("poll failed: \(Errno.current)"); break }
+            if fds[1].revents != 0 { break }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            switch Socket.accept(listenFD) {
+            case .failure(let e):
+                if e.rawValue == EMFILE || e.rawValue == ENFILE {
+                    Log.warning("accept failed: \(e); out of file descriptors")
+                    usleep(50_000)
+                }
+            case .success(let fd):
+                if !spawnThread({ [self] in self.serve(fd) }) {
+                    _ = Socket.sendAll(fd, Array((Reply.busy.line + "\n").utf8))
+                    close(fd)
+                }
+            }
+        }
+        let deadline = Calibration.now() + 5
+        while limiter.active > 0 && Calibration.now() < deadline { usleep(20_000) }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        guard let uid = Socket.peerUID(fd) else { return }
+        Socket.setTimeout(fd, option: SO_SNDTIMEO, seconds: Server.idleSeconds)
+        guard limiter.admit(uid) else {
+            _ = Socket.sendAll(fd, Array((Reply.busy.line + "\n").utf8))
+            return
+        }
+        defer { limiter.release(uid) }
+        var reader = LineReader(fd: fd)
+        defer { reader.wipe() }
+        while !stopping.load(ordering: .relaxed) {
+            let deadline = Calibration.now() + Server.idleSeconds
+            switch reader.next(maxBytes: Line.maxRequestBytes, deadline: deadline) {
+            case .timedOut, .closed:
+                return
+            case .tooLong:
+                _ = send(fd, [Reply.error(Line.ParseError.tooLong.message)])
+                return
+            case .line(var bytes):
+                defer { pl_wipe_bytes(&bytes) }
+                let replies: [Reply]
+                do {
+                    let request = try Request(try Line(parsing: bytes))
+                    replies = handler.handle(request, peerUID: uid)
+                } catch {
+                    Log.info("request rejected uid=\(uid) error=\(error.message)")
+                    _ = send(fd, [Reply.error(error.message)])
+                    if error.closesConnection { return }
+                    continue
+                }
+                guard send(fd, replies) else { return }
+            }
+        }
+    }
+
+    private func send(_ fd: Int32, _ replies: [Reply]) -> Bool {
+        let text = replies.map { $0.line + "\n" }.joined()
+        if case .failure = Socket.sendAll(fd, Array(text.utf8)) { return false }
+        return true
+    }
+}
+
+/// The listening socket: from systemd (socket activation) or bound here.
+enum Listener {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// Returns the fd and whether this process created the socket file.
+    static func open(path: String) throws(Failure) -> (fd: Int32, created: Bool) {
+        if pl_listen_fds() >= 1 {
+            return (3, false)
+        }
+        let (dir, _) = Sys.splitPath(path)
+        if case .failure(let e) = Sys.lstat(dir), e == .noEntry {
+            if case .failure(let e) = Sys.mkdir(dir, 0o755) {
+                throw Failure(description: "Cannot create the socket directory \(dir): \(e).")
+            }
+            _ = chmod(dir, 0o755)
+        }
+        if case .success(let st) = Sys.lstat(path) {
+            guard st.st_mode & S_IFMT == S_IFSOCK else {
+                throw Failure(description: "\(path) exists and is not a socket. Remove it or choose another path with --socket.")
+            }
+            if case .success(let probe) = Socket.unixStream() {
+                defer { close(probe) }
+                if case .success = Socket.connect(probe, path: path) {
+                    throw Failure(description: "Another patternlockd is already listening on \(path).")
+                }
+            }
+            _ = Sys.unlink(path)
+        }
+        let fd: Int32
+        switch Socket.unixStream() {
+        case .failure(let e): throw Failure(description: "Cannot create a socket: \(e).")
+        case .success(let f): fd = f
+        }
+        if case .failure(let e) = Socket.bind(fd, path: path) {
+            close(fd)
+            throw Failure(description: "Cannot bind \(path): \(e).")
+        }
+        // Every request is authorized by SO_PEERCRED, so anyone may connect.
+        _ = chmod(path, 0o666)
+        guard Glibc.listen(fd, 128) == 0 else {
+            close(fd)
+            throw Failure(description: "Cannot listen on \(path): \(Errno.current).")
+        }
+        return (fd, true)
+    }
+}

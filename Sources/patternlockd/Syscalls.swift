@@ -1,0 +1,163 @@
+import CPatternLockShims
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Socket calls the daemon and client use, each retrying EINTR (see `Sys` in
+/// PatternLock for the file calls).
+enum Socket {
+    static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> {
+        while true {
+            let rc = call()
+            if rc >= 0 { return .success(rc) }
+            let e = errno
+            if e != EINTR { return .failure(Errno(e)) }
+        }
+    }
+
+    static func makeAddress(_ path: String) -> sockaddr_un? {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        return addr
+    }
+
+    /// A new AF_UNIX stream socket. The corresponding C function is `socket`.
+    static func unixStream() -> Result<Int32, Errno> {
+        retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    }
+
+    /// The corresponding C function is `connect`.
+    static func connect(_ fd: Int32, path: String) -> Result<Void, Errno> {
+        guard var addr = makeAddress(path) else { return .failure(Errno(ENAMETOOLONG)) }
+        return withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                retrying { Glibc.connect(fd, sa, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }.map { _ in () }
+    }
+
+    /// The corresponding C function is `bind`.
+    static func bind(_ fd: Int32, path: String) -> Result<Void, Errno> {
+        guard var addr = makeAddress(path) else { return .failure(Errno(ENAMETOOLONG)) }
+        return withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                retrying { Glibc.bind(fd, sa, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }.map { _ in () }
+    }
+
+    /// The corresponding C function is `accept4` (with SOCK_CLOEXEC).
+    static func accept(_ fd: Int32) -> Result<Int32, Errno> {
+        retrying { pl_accept_cloexec(fd) }
+    }
+
+    /// Sets SO_RCVTIMEO / SO_SNDTIMEO. The corresponding C function is `setsockopt`.
+    static func setTimeout(_ fd: Int32, option: Int32, seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
+        _ = setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends all bytes, never raising SIGPIPE. The corresponding C function is `send`.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+        var done = 0
+        while done < bytes.count {
+            let r = bytes.withUnsafeBytes { buf in
+                retrying { send(fd, buf.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL)) }
+            }
+            switch r {
+            case .failure(let e): return .failure(e)
+            case .success(let n): done += n
+            }
+        }
+        return .success(())
+    }
+
+    /// Waits until fd is readable or `deadline` (monotonic seconds) passes.
+    /// The corresponding C function is `poll`.
+    static func waitReadable(_ fd: Int32, until deadline: Double) -> Bool {
+        while true {
+            let left = deadline - Calibration.now()
+            if left <= 0 { return false }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let rc = poll(&p, 1, Int32(min(left * 1000 + 1, 60_000)))
+            if rc > 0 { return true }
+            if rc == 0 { continue }
+            if errno != EINTR { return false }
+        }
+    }
+
+    /// The uid of the peer of a connected AF_UNIX socket (SO_PEERCRED).
+    static func peerUID(_ fd: Int32) -> UInt32? {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        return pl_peer_credentials(fd, &pid, &uid, &gid) == 0 ? uid : nil
+    }
+}
+
+/// Reads LF-terminated lines from a socket with a byte cap and a deadline.
+struct LineReader {
+    let fd: Int32
+    var buffer: [UInt8] = []
+
+    enum Outcome {
+        case line([UInt8])
+        case tooLong
+        case closed
+        case timedOut
+    }
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// The next line (without LF), waiting until `deadline`; at most `maxBytes` including LF.
+    mutating func next(maxBytes: Int, deadline: Double) -> Outcome {
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                if nl + 1 > maxBytes { return .tooLong }
+                let line = Array(buffer[..<nl])
+                buffer.removeSubrange(...nl)
+                return .line(line)
+            }
+            if buffer.count >= maxBytes { return .tooLong }
+            guard Socket.waitReadable(fd, until: deadline) else { return .timedOut }
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            let n = chunk.withUnsafeMutableBytes { raw in Socket.retrying { recv(fd, raw.baseAddress!, raw.count, 0) } }
+            switch n {
+            case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK: continue
+            case .failure, .success(0): return .closed
+            case .success(let count): buffer += chunk[..<count]
+            }
+            pl_wipe_bytes(&chunk)
+        }
+    }
+
+    mutating func wipe() { pl_wipe_bytes(&buffer) }
+}
+
+func pl_wipe_bytes(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in if let b = raw.baseAddress { pl_wipe(b, raw.count) } }
+    bytes.removeAll()
+}
+
+/// Starts a detached thread with a small stack (connections are many and shallow).
+func spawnThread(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    var attr = pthread_attr_t()
+    pthread_attr_init(&attr)
+    defer { pthread_attr_destroy(&attr) }
+    pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
+    pthread_attr_setstacksize(&attr, stackSize)
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var tid = pthread_t()
+    let rc = pthread_create(&tid, &attr, { arg in
+        let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
+        box.body()
+        return nil
+    }, box)
+    if rc != 0 { Unmanaged<Box>.fromOpaque(box).release(); return false }
+    return true
+}

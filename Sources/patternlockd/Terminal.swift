@@ -1,0 +1,43 @@
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads patterns: from the terminal with echo off when stdin is one, otherwise
+/// one line of stdin per pattern (so scripts and tests can drive the commands).
+enum PatternInput {
+    static var isTerminal: Bool { isatty(0) == 1 }
+
+    // The terminal settings to restore if the user presses Ctrl-C mid-prompt.
+    nonisolated(unsafe) private static var saved = termios()
+    nonisolated(unsafe) private static var echoOff = false
+
+    /// One pattern; nil at end of input.
+    static func read(prompt: String) -> String? {
+        guard isTerminal else { return readLine(strippingNewline: true) }
+        print(prompt, terminator: "")
+        fflush(nil)
+        var t = termios()
+        guard tcgetattr(0, &t) == 0 else { return readLine(strippingNewline: true) }
+        saved = t
+        t.c_lflag &= ~tcflag_t(ECHO)
+        t.c_lflag |= tcflag_t(ECHONL)
+        echoOff = tcsetattr(0, TCSAFLUSH, &t) == 0
+        signal(SIGINT) { _ in
+            if PatternInput.echoOff { _ = tcsetattr(0, TCSAFLUSH, &PatternInput.saved) }
+            _ = write(1, "\n", 1)
+            _exit(130)
+        }
+        let line = readLine(strippingNewline: true)
+        if echoOff { _ = tcsetattr(0, TCSAFLUSH, &saved); echoOff = false }
+        signal(SIGINT, SIG_DFL)
+        return line
+    }
+
+    /// Shows the grid the user types on (terminal only).
+    static func showGrid(title: String) {
+        guard isTerminal else { return }
+        print(title)
+        print(Pattern.grid)
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension PatternLockd {
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a pattern, as the PAM module does (a wrong one counts as a failed attempt).",
+            discussion: """
+                Reads one pattern from the terminal (echo off) or one line of stdin.
+                Exit status: 0 right, 1 wrong, 2 locked, 3 not enrolled, 4 invalid entry \
+                (not counted), 5 permission denied, 6 daemon unreachable or another error.
+                """)
+
+        @OptionGroup var socketOptions: SocketOptions
+
+        @Argument(help: "The user whose pattern to check (default: you; others need root).")
+        var user: String?
+
+        func validate() throws { _ = try targetUser(user) }
+
+        func run() throws {
+            let user = try targetUser(user)
+            PatternInput.showGrid(title: "Pattern for \(user): type the dots in order.")
+            guard let typed = PatternInput.read(prompt: "Pattern: "), !typed.isEmpty else {
+                throw fail(ClientError(description: "No pattern was entered. This entry was not counted.", code: Exit.invalid))
+            }
+            var tty = ""
+            if let name = ttyname(0) { tty = String(cString: name) }
+            let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
+            do {
+                let reply = try DaemonConnection.request(.verify(user: user, pattern: typed, context: context), socket: socketOptions.path)
+                guard reply == .ok else { throw failure(for: reply, user: user) }
+                print("Pattern accepted.")
+            } catch let error as ClientError {
+                throw fail(error)
+            }
+        }
+    }
+}
