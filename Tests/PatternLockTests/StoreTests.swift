@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import PatternLock
+
+@Suite("Store and key file")
+struct StoreTests {
+    @Test("The state directory is created 0700; records are written 0600 and read back")
+    func createAndSave() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        let store = try Store(directory: base + "/state")
+        let attrs = try FileManager.default.attributesOfItem(atPath: base + "/state")
+        #expect((attrs[.posixPermissions] as? Int) == 0o700)
+        #expect(store.load("alice") == .missing)
+        let c = try Credential.make(pattern: try Pattern(typed: "1234"), pepper: testPepper, iterations: 600_000)
+        let r = UserRecord(user: "alice", credential: c)
+        try store.save(r)
+        #expect(store.load("alice") == .record(r))
+        let fileAttrs = try FileManager.default.attributesOfItem(atPath: base + "/state/alice")
+        #expect((fileAttrs[.posixPermissions] as? Int) == 0o600)
+        #expect(store.users() == ["alice"])
+        #expect(try store.remove("alice"))
+        #expect(store.load("alice") == .missing)
+    }
+
+    @Test("A state directory writable by others is refused")
+    func unsafeDirectory() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        try FileManager.default.createDirectory(atPath: base + "/open", withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o777])
+        chmod(base + "/open", 0o777)
+        #expect(throws: Store.Error.self) { try Store(directory: base + "/open") }
+    }
+
+    @Test("A corrupt record is reported, never trusted")
+    func corrupt() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        let store = try Store(directory: base + "/state")
+        try "patternlock-record-v1\nuser=bob\ncredential=garbage\n".write(toFile: base + "/state/bob", atomically: false, encoding: .utf8)
+        guard case .corrupt = store.load("bob") else { Issue.record("expected corrupt"); return }
+        try Data([0xff, 0x00, 0x12]).write(to: URL(fileURLWithPath: base + "/state/carol"))
+        guard case .corrupt = store.load("carol") else { Issue.record("expected corrupt"); return }
+    }
+
+    @Test("Temp files left by a crash are removed at start")
+    func staleTemps() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        _ = try Store(directory: base + "/state")
+        _ = FileManager.default.createFile(atPath: base + "/state/.alice.tmp.abc123", contents: Data("half".utf8))
+        _ = try Store(directory: base + "/state")
+        #expect(!FileManager.default.fileExists(atPath: base + "/state/.alice.tmp.abc123"))
+    }
+
+    @Test("The key file is created 0600 with 32 bytes and then reused")
+    func keyCreate() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        let a = try KeyFile.load(path: base + "/etc/key", create: true, stateDirectory: base + "/state")
+        let b = try KeyFile.load(path: base + "/etc/key", create: false)
+        #expect(a.bytes == b.bytes)
+        let attrs = try FileManager.default.attributesOfItem(atPath: base + "/etc/key")
+        #expect((attrs[.posixPermissions] as? Int) == 0o600)
+        #expect((attrs[.size] as? Int) == 32)
+    }
+
+    @Test("A key readable by others, of the wrong size, or inside the state dir is refused")
+    func keyRefused() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        _ = try KeyFile.load(path: base + "/key", create: true)
+        chmod(base + "/key", 0o644)
+        #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/key", create: false) }
+        chmod(base + "/key", 0o600)
+        try Data(repeating: 1, count: 31).write(to: URL(fileURLWithPath: base + "/short"))
+        chmod(base + "/short", 0o600)
+        #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/short", create: false) }
+        #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/state/key", create: true, stateDirectory: base + "/state") }
+        #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/missing", create: false) }
+    }
+}
