@@ -2,9 +2,11 @@
 socket, state dir and key in a temporary directory."""
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 
@@ -105,7 +107,9 @@ class Daemon:
         """Run the real client command against this daemon; as `user` via setpriv."""
         cmd = [str(DAEMON)] + list(args)
         if user is not None:
-            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups"] + cmd
+            import pwd
+            pw = pwd.getpwnam(user)
+            cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups"] + cmd
         e = dict(os.environ)
         e["PATTERNLOCK_SOCKET"] = self.socket
         if env:
@@ -135,21 +139,35 @@ def parse_reply(line):
     return parts[0], fields
 
 
+# A python3 that unprivileged test users can run (pyenv's lives under /root).
+SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+
+
 @pytest.fixture
-def daemon(tmp_path):
-    d = Daemon(tmp_path)
+def shared_tmp():
+    """A temporary directory other users can reach (pytest's tmp_path is 0700 under
+    /tmp/pytest-of-root), so unprivileged peers can connect to the test socket."""
+    path = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-test-", dir="/tmp"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(shared_tmp):
+    d = Daemon(shared_tmp)
     d.start()
     yield d
     d.stop()
 
 
 @pytest.fixture
-def make_daemon(tmp_path):
+def make_daemon(shared_tmp):
     """Factory for daemons with extra serve arguments."""
     made = []
 
     def make(*extra_args, start=True):
-        base = tmp_path / f"d{len(made)}"
+        base = shared_tmp / f"d{len(made)}"
         base.mkdir()
         d = Daemon(base, extra_args)
         made.append(d)
