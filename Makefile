@@ -19,7 +19,7 @@ PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
 
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all check test-swift test-system clean install uninstall bench demo
+.PHONY: all check test-swift test-system clean
 all: build/patternlockd build/pam_patternlock.so
 
 build/patternlockd: $(SWIFT_SRC)
@@ -41,3 +41,6 @@ test-system: all
 
 clean:
 	rm -rf build .build
+
+# Further targets (install, demo, bench, fuzz, stress) live in mk/*.mk.
+include $(sort $(wildcard mk/*.mk))
