@@ -26,7 +26,9 @@ struct RequestHandler: Sendable {
             logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
                          Log.field("rhost", context.rhost), Log.field("ruser", context.ruser)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            replies = [service.verify(user: user, typed: pattern, context: context, uid: peerUID).reply]
+            let (outcome, hashMilliseconds) = service.verifyReporting(user: user, typed: pattern, context: context, uid: peerUID)
+            replies = [outcome.reply]
+            if let ms = hashMilliseconds { logFields.append("hash_ms=\(Double(Int(ms * 10)) / 10)") }
 
         case .enroll(let user, let pattern, let current, let iterations):
             logFields = [Log.field("user", user)]

@@ -6,7 +6,7 @@ public struct SHA256: Sendable {
     public static let digestSize = 32
     public static let blockSize = 64
 
-    static let initialState: [UInt32] = [
+    public static let initialState: [UInt32] = [
         0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
     ]

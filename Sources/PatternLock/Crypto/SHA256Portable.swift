@@ -9,8 +9,8 @@ enum SHA256Portable {
     static func compress(_ state: UnsafeMutablePointer<UInt32>, schedule w: UnsafeMutablePointer<UInt32>) {
         for i in 16..<64 {
             let x = w[i - 15], y = w[i - 2]
-            let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3)
-            let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y >> 10)
+            let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)
+            let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y &>> 10)
             w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
         }
         var a = state[0], b = state[1], c = state[2], d = state[3]
@@ -46,7 +46,7 @@ enum SHA256Portable {
     }
 
     @inline(__always)
-    static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 &- n)) }
+    static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x &>> n) | (x &<< (32 &- n)) }
 
     static let kTable: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

@@ -61,40 +61,49 @@ public final class PatternService: Sendable {
     // MARK: - Verify
 
     public func verify(user: String, typed: String, context: AttemptContext, uid: UInt32) -> Outcome {
+        verifyReporting(user: user, typed: typed, context: context, uid: uid).outcome
+    }
+
+    /// `verify`, also saying how long the hash took (nil when none was computed),
+    /// so the log shows what a verify costs beyond it.
+    public func verifyReporting(user: String, typed: String, context: AttemptContext, uid: UInt32)
+        -> (outcome: Outcome, hashMilliseconds: Double?) {
         locks.withLock(user) {
-            let (outcome, record) = attempt(user: user, typed: typed, context: context, uid: uid)
+            let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
             if outcome == .ok, var record {
                 record.recordSuccess()
                 rehashIfBelowTarget(&record, typed: typed)
                 // The pattern was right; a failed write leaves the count high, never low.
                 try? store.save(record)
             }
-            return outcome
+            return (outcome, hashTime.map { $0 * 1000 })
         }
     }
 
     /// Checks `typed` against the user's record as one counted attempt. Must run
     /// under the user's lock. On `.ok` returns the record as stored before success.
-    private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32) -> (Outcome, UserRecord?) {
-        guard case .record(var record) = store.load(user) else { return (.notEnrolled, nil) }
+    private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32)
+        -> (Outcome, UserRecord?, hashSeconds: Double?) {
+        guard case .record(var record) = store.load(user) else { return (.notEnrolled, nil, nil) }
         let now = clock()
         if record.expireLock(now: now, policy: policy) {
-            do { try store.save(record) } catch { return (.error("store_failed"), nil) }
+            do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
         }
         if record.isLocked(now: now, policy: policy) {
-            return (.locked(retryAfter: record.retryAfter(now: now, policy: policy)), nil)
+            return (.locked(retryAfter: record.retryAfter(now: now, policy: policy)), nil, nil)
         }
         let pattern: Pattern
-        do { pattern = try Pattern(typed: typed) } catch { return (.invalid(error), nil) }
+        do { pattern = try Pattern(typed: typed) } catch { return (.invalid(error), nil, nil) }
         record.countAttempt(FailureEntry(when: now, uid: uid, service: context.service, tty: context.tty,
                                          rhost: context.rhost), policy: policy)
         // Durably counted before any hash is computed: fail closed if we cannot write.
-        do { try store.save(record) } catch { return (.error("store_failed"), nil) }
+        do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
         hashes.add(1, ordering: .relaxed)
-        if record.credential.matches(pattern, pepper: pepper, backend: backend) {
-            return (.ok, record)
-        }
-        return (.fail(remaining: record.remaining(now: now, policy: policy)), record)
+        let start = Calibration.now()
+        let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
+        let elapsed = Calibration.now() - start
+        if matched { return (.ok, record, elapsed) }
+        return (.fail(remaining: record.remaining(now: now, policy: policy)), record, elapsed)
     }
 
     private func rehashIfBelowTarget(_ record: inout UserRecord, typed: String) {
@@ -118,7 +127,7 @@ public final class PatternService: Sendable {
         return locks.withLock(user) {
             if !byAdministrator, case .record = store.load(user) {
                 guard let current else { return .currentRequired }
-                let (outcome, _) = attempt(user: user, typed: current, context: context, uid: uid)
+                let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                 guard outcome == .ok else { return outcome }
             }
             do {
@@ -141,7 +150,7 @@ public final class PatternService: Sendable {
             }
             if !byAdministrator {
                 guard let current else { return .currentRequired }
-                let (outcome, _) = attempt(user: user, typed: current, context: context, uid: uid)
+                let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                 guard outcome == .ok else { return outcome }
             }
             do { try store.remove(user) } catch { return .error("store_failed") }

@@ -1,0 +1,690 @@
+/*
+ * The daemon's line protocol (docs/PROTOCOL.md), client side: request
+ * encoding, strict reply parsing, and one exchange over the socket with a
+ * single deadline for connect, send and reply.
+ */
+/* struct ucred for SO_PEERCRED. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <security/pam_ext.h>
+
+#include "client.h"
+
+/* ---- request encoding ------------------------------------------------- */
+
+static bool is_unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	       c == '~';
+}
+
+static size_t encoded_length(const char *in, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += is_unreserved((unsigned char)in[i]) ? 1 : 3;
+	return n;
+}
+
+long pl_percent_encode(char *out, size_t outsize, const char *in, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t pos = 0;
+
+	if (out == NULL || outsize == 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		size_t need = is_unreserved(c) ? 1 : 3;
+
+		if (pos + need >= outsize) {
+			explicit_bzero(out, outsize);
+			return -1;
+		}
+		if (need == 1) {
+			out[pos++] = (char)c;
+		} else {
+			out[pos++] = '%';
+			out[pos++] = hex[c >> 4];
+			out[pos++] = hex[c & 0x0f];
+		}
+	}
+	out[pos] = '\0';
+	return (long)pos;
+}
+
+bool pl_user_name_valid(const char *name)
+{
+	size_t len;
+
+	if (name == NULL)
+		return false;
+	len = strlen(name);
+	if (len == 0 || len > 64 || name[0] == '-' || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '@' || c == '-')
+			continue;
+		if (c == '$' && i == len - 1 && len > 1)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* Appends s to out at *pos, keeping room for the NUL. */
+static bool append(char *out, size_t outsize, size_t *pos, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (*pos + len >= outsize)
+		return false;
+	memcpy(out + *pos, s, len + 1);
+	*pos += len;
+	return true;
+}
+
+static bool append_encoded(char *out, size_t outsize, size_t *pos,
+			   const char *value, size_t len)
+{
+	long n;
+
+	if (*pos >= outsize)
+		return false;
+	n = pl_percent_encode(out + *pos, outsize - *pos, value, len);
+	if (n < 0)
+		return false;
+	*pos += (size_t)n;
+	return true;
+}
+
+/*
+ * How many bytes of a context value (service, tty, rhost, ruser) to send: at
+ * most PL_MAX_CONTEXT raw bytes and twice that encoded, so four of them always
+ * fit in a request beside the longest user and entry; never cut inside a
+ * UTF-8 sequence.
+ */
+static size_t context_length(const char *value)
+{
+	size_t len = strnlen(value, PL_MAX_CONTEXT + 1);
+	size_t n = len > PL_MAX_CONTEXT ? PL_MAX_CONTEXT : len;
+
+	while (n > 0 && encoded_length(value, n) > 2 * PL_MAX_CONTEXT)
+		n--;
+	while (n > 0 && n < len && ((unsigned char)value[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+long pl_format_status_request(char *out, size_t outsize, const char *user)
+{
+	size_t pos = 0;
+
+	if (out == NULL || outsize == 0 || user == NULL)
+		return -1;
+	out[0] = '\0';
+	if (!append(out, outsize, &pos, "STATUS user=") ||
+	    !append_encoded(out, outsize, &pos, user, strlen(user)) ||
+	    !append(out, outsize, &pos, "\n"))
+		return -1;
+	return (long)pos;
+}
+
+long pl_format_verify_request(char *out, size_t outsize, const char *user,
+			      const char *pattern, const char *service,
+			      const char *tty, const char *rhost,
+			      const char *ruser)
+{
+	const char *keys[] = { " service=", " tty=", " rhost=", " ruser=" };
+	const char *values[] = { service, tty, rhost, ruser };
+	size_t pos = 0;
+	long ret = -1;
+
+	if (out == NULL || outsize == 0 || user == NULL || pattern == NULL)
+		return -1;
+	out[0] = '\0';
+	if (!append(out, outsize, &pos, "VERIFY user=") ||
+	    !append_encoded(out, outsize, &pos, user, strlen(user)) ||
+	    !append(out, outsize, &pos, " pattern=") ||
+	    !append_encoded(out, outsize, &pos, pattern, strlen(pattern)))
+		goto done;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = values[i] ? values[i] : "";
+
+		if (!append(out, outsize, &pos, keys[i]) ||
+		    !append_encoded(out, outsize, &pos, v, context_length(v)))
+			goto done;
+	}
+	if (!append(out, outsize, &pos, "\n"))
+		goto done;
+	ret = (long)pos;
+done:
+	if (ret < 0)
+		explicit_bzero(out, outsize);
+	return ret;
+}
+
+/* ---- reply parsing ---------------------------------------------------- */
+
+static const struct {
+	const char *word;
+	enum pl_verb verb;
+} verbs[] = {
+	{ "OK", PL_VERB_OK },
+	{ "FAIL", PL_VERB_FAIL },
+	{ "LOCKED", PL_VERB_LOCKED },
+	{ "NOT_ENROLLED", PL_VERB_NOT_ENROLLED },
+	{ "INVALID", PL_VERB_INVALID },
+	{ "DENIED", PL_VERB_DENIED },
+	{ "BUSY", PL_VERB_BUSY },
+	{ "ERROR", PL_VERB_ERROR },
+	{ "STATUS", PL_VERB_STATUS },
+};
+
+static const struct {
+	const char *word;
+	enum pl_reason reason;
+} reasons[] = {
+	{ "empty", PL_REASON_EMPTY },
+	{ "not_a_dot", PL_REASON_NOT_A_DOT },
+	{ "repeated_dot", PL_REASON_REPEATED_DOT },
+	{ "too_short", PL_REASON_TOO_SHORT },
+	{ "current_required", PL_REASON_CURRENT_REQUIRED },
+};
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+static bool word_equals(const char *s, size_t len, const char *word)
+{
+	return strlen(word) == len && memcmp(s, word, len) == 0;
+}
+
+/* A value as the daemon writes it: printable ASCII with no space, every %
+ * followed by two hex digits. (`recent` uses literal ';' and ','.) */
+static bool value_well_formed(const char *v, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] == '%') {
+			if (i + 2 >= len)
+				return false;
+			if (!is_hex(v[i + 1]) || !is_hex(v[i + 2]))
+				return false;
+			i += 2;
+		}
+	}
+	return true;
+}
+
+/* A decimal count: 1 to 10 digits, no sign, no spaces. */
+static bool parse_count(const char *v, size_t len, long *out)
+{
+	long n = 0;
+
+	if (len == 0 || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		n = n * 10 + (v[i] - '0');
+	}
+	*out = n;
+	return true;
+}
+
+static bool parse_flag(const char *v, size_t len, int *out)
+{
+	if (len != 1 || (v[0] != '0' && v[0] != '1'))
+		return false;
+	*out = v[0] - '0';
+	return true;
+}
+
+static enum pl_reason parse_reason(const char *v, size_t len)
+{
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (word_equals(v, len, reasons[i].word))
+			return reasons[i].reason;
+	}
+	return PL_REASON_OTHER;
+}
+
+enum {
+	SEEN_REMAINING = 1 << 0,
+	SEEN_RETRY_AFTER = 1 << 1,
+	SEEN_REASON = 1 << 2,
+	SEEN_ENROLLED = 1 << 3,
+	SEEN_LOCKED = 1 << 4,
+};
+
+/* One key=value word; known keys are checked strictly and only once. */
+static bool parse_field(const char *w, size_t len, struct pl_reply *r,
+			unsigned *seen)
+{
+	const char *eq = memchr(w, '=', len);
+	size_t klen, vlen;
+	const char *v;
+
+	if (eq == NULL || eq == w)
+		return false;
+	klen = (size_t)(eq - w);
+	v = eq + 1;
+	vlen = len - klen - 1;
+	for (size_t i = 0; i < klen; i++) {
+		if (!((w[i] >= 'a' && w[i] <= 'z') || w[i] == '_'))
+			return false;
+	}
+	if (!value_well_formed(v, vlen))
+		return false;
+
+	if (word_equals(w, klen, "remaining")) {
+		if (*seen & SEEN_REMAINING)
+			return false;
+		*seen |= SEEN_REMAINING;
+		return parse_count(v, vlen, &r->remaining);
+	}
+	if (word_equals(w, klen, "retry_after")) {
+		if (*seen & SEEN_RETRY_AFTER)
+			return false;
+		*seen |= SEEN_RETRY_AFTER;
+		return parse_count(v, vlen, &r->retry_after);
+	}
+	if (word_equals(w, klen, "reason")) {
+		if ((*seen & SEEN_REASON) || vlen == 0)
+			return false;
+		*seen |= SEEN_REASON;
+		r->reason = parse_reason(v, vlen);
+		return true;
+	}
+	if (word_equals(w, klen, "enrolled")) {
+		if (*seen & SEEN_ENROLLED)
+			return false;
+		*seen |= SEEN_ENROLLED;
+		return parse_flag(v, vlen, &r->enrolled);
+	}
+	if (word_equals(w, klen, "locked")) {
+		if (*seen & SEEN_LOCKED)
+			return false;
+		*seen |= SEEN_LOCKED;
+		return parse_flag(v, vlen, &r->locked);
+	}
+	/* Other keys (user=, failures=, recent=, message=, ...) are not needed
+	 * here; ignoring them lets the daemon add fields. */
+	return true;
+}
+
+static void reply_reset(struct pl_reply *r)
+{
+	r->verb = PL_VERB_NONE;
+	r->remaining = -1;
+	r->retry_after = 0;
+	r->reason = PL_REASON_NONE;
+	r->enrolled = -1;
+	r->locked = -1;
+}
+
+int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
+{
+	struct pl_reply r;
+	enum pl_verb verb = PL_VERB_NONE;
+	unsigned seen = 0;
+	size_t pos, vlen;
+	int ret = -1;
+
+	reply_reset(&r);
+	if (line == NULL || len == 0 || len >= PL_MAX_REPLY)
+		goto done;
+	/* Printable ASCII only: no NUL, CR, tab or stray high byte. */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if (c < 0x20 || c > 0x7e)
+			goto done;
+	}
+
+	for (vlen = 0; vlen < len && line[vlen] != ' '; vlen++)
+		;
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (word_equals(line, vlen, verbs[i].word))
+			verb = verbs[i].verb;
+	}
+	if (verb == PL_VERB_NONE)
+		goto done;
+	/* The one reply that grants access is exactly "OK". */
+	if (verb == PL_VERB_OK && len != vlen)
+		goto done;
+
+	pos = vlen;
+	while (pos < len) {
+		size_t start, wlen;
+
+		if (line[pos] != ' ')
+			goto done;
+		start = pos + 1;
+		for (wlen = 0; start + wlen < len && line[start + wlen] != ' ';
+		     wlen++)
+			;
+		if (wlen == 0) /* two spaces, or a trailing one */
+			goto done;
+		if (!parse_field(line + start, wlen, &r, &seen))
+			goto done;
+		pos = start + wlen;
+	}
+
+	switch (verb) {
+	case PL_VERB_FAIL:
+		if (!(seen & SEEN_REMAINING))
+			goto done;
+		break;
+	case PL_VERB_INVALID:
+		if (!(seen & SEEN_REASON))
+			goto done;
+		break;
+	case PL_VERB_STATUS:
+		if (!(seen & SEEN_ENROLLED) || !(seen & SEEN_LOCKED))
+			goto done;
+		break;
+	default:
+		break;
+	}
+	r.verb = verb;
+	ret = 0;
+done:
+	if (out != NULL) {
+		if (ret != 0)
+			reply_reset(&r);
+		*out = r;
+	}
+	return ret;
+}
+
+/* ---- the exchange ----------------------------------------------------- */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before deadline, 0 once it has passed. */
+static int left_ms(long long deadline)
+{
+	long long left = deadline - now_ms();
+
+	if (left <= 0)
+		return 0;
+	return left > 1000000 ? 1000000 : (int)left;
+}
+
+/* Waits for events on fd until the deadline. Returns 0, or -1 with errno
+ * (ETIMEDOUT when the deadline passed). */
+static int wait_for(int fd, short events, long long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+
+	for (;;) {
+		int ms = left_ms(deadline);
+		int n;
+
+		if (ms == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&p, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static void describe(char *errbuf, size_t errsize, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void describe(char *errbuf, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf == NULL || errsize == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errsize, fmt, ap);
+	va_end(ap);
+}
+
+/* strerror without its shared buffer (the GNU strerror_r, thanks to
+ * _GNU_SOURCE): a PAM module may run in a threaded program. */
+#define error_text(err) strerror_r((err), (char[128]){ 0 }, 128)
+
+/* connect(2) on a non-blocking socket, finished before the deadline.
+ * Returns 0, or -1 with errno. */
+static int connect_within(int fd, const struct sockaddr_un *addr,
+			  long long deadline)
+{
+	int err = 0;
+	socklen_t errlen = sizeof(err);
+
+	for (;;) {
+		int ms;
+
+		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno == EINPROGRESS)
+			break;
+		if (errno != EAGAIN)
+			return -1;
+		/* A Unix socket whose backlog is full fails with EAGAIN
+		 * rather than waiting: try again until the deadline. */
+		ms = left_ms(deadline);
+		if (ms == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		poll(NULL, 0, ms < 20 ? ms : 20);
+	}
+	if (wait_for(fd, POLLOUT, deadline) != 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) != 0)
+		return -1;
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* Connects to the daemon, trusting only a root-owned socket served by root.
+ * Returns the fd (non-blocking, close-on-exec) or -1 with errbuf set. */
+static int connect_daemon(const char *path, long long deadline, char *errbuf,
+			  size_t errsize)
+{
+	struct sockaddr_un addr;
+	struct ucred peer;
+	socklen_t peerlen = sizeof(peer);
+	struct stat st;
+	int fd = -1;
+	int ret = -1;
+
+	/* lstat, not stat: a symlink planted in place of the socket is refused. */
+	if (lstat(path, &st) != 0) {
+		describe(errbuf, errsize, "cannot use socket %s: %s", path,
+			 error_text(errno));
+		goto out;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		describe(errbuf, errsize, "%s is not a socket", path);
+		goto out;
+	}
+	if (st.st_uid != 0) {
+		describe(errbuf, errsize,
+			 "socket %s is owned by uid %u, not root", path,
+			 (unsigned)st.st_uid);
+		goto out;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		describe(errbuf, errsize, "socket path too long: %s", path);
+		goto out;
+	}
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		describe(errbuf, errsize, "socket: %s", error_text(errno));
+		goto out;
+	}
+	if (connect_within(fd, &addr, deadline) != 0) {
+		describe(errbuf, errsize, "cannot connect to %s: %s", path,
+			 error_text(errno));
+		goto out;
+	}
+	/* The file was root's when we looked; make sure root is answering. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerlen) != 0) {
+		describe(errbuf, errsize, "SO_PEERCRED on %s: %s", path,
+			 error_text(errno));
+		goto out;
+	}
+	if (peer.uid != 0) {
+		describe(errbuf, errsize,
+			 "daemon on %s runs as uid %u, not root", path,
+			 (unsigned)peer.uid);
+		goto out;
+	}
+	ret = fd;
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int send_all(int fd, const char *buf, size_t len, long long deadline)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_for(fd, POLLOUT, deadline) != 0)
+				return -1;
+			continue;
+		}
+		if (n == 0)
+			errno = EPIPE;
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads up to the first LF. Returns the line length without the LF, or -1
+ * with errbuf set. */
+static long read_line(int fd, char *buf, size_t size, long long deadline,
+		      char *errbuf, size_t errsize)
+{
+	size_t have = 0;
+
+	while (have < size) {
+		ssize_t n;
+		char *lf;
+
+		if (wait_for(fd, POLLIN, deadline) != 0) {
+			describe(errbuf, errsize, "no reply: %s",
+				 error_text(errno));
+			return -1;
+		}
+		n = recv(fd, buf + have, size - have, 0);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN ||
+			    errno == EWOULDBLOCK)
+				continue;
+			describe(errbuf, errsize, "reading the reply: %s",
+				 error_text(errno));
+			return -1;
+		}
+		if (n == 0) {
+			describe(errbuf, errsize,
+				 "the daemon closed the connection without a complete reply");
+			return -1;
+		}
+		lf = memchr(buf + have, '\n', (size_t)n);
+		if (lf != NULL)
+			return (long)(lf - buf);
+		have += (size_t)n;
+	}
+	describe(errbuf, errsize, "reply longer than %d bytes", PL_MAX_REPLY);
+	return -1;
+}
+
+int pl_client_exchange(pam_handle_t *pamh, const struct pl_config *cfg,
+		       const char *request, size_t len, int timeout_seconds,
+		       struct pl_reply *reply, char *errbuf, size_t errsize)
+{
+	long long deadline = now_ms() + (long long)timeout_seconds * 1000;
+	char line[PL_MAX_REPLY];
+	long linelen;
+	int fd = -1;
+	int ret = -1;
+
+	if (errbuf != NULL && errsize > 0)
+		errbuf[0] = '\0';
+	fd = connect_daemon(cfg->socket_path, deadline, errbuf, errsize);
+	if (fd < 0)
+		goto out;
+	if (send_all(fd, request, len, deadline) != 0) {
+		describe(errbuf, errsize, "sending to %s: %s", cfg->socket_path,
+			 error_text(errno));
+		goto out;
+	}
+	linelen = read_line(fd, line, sizeof(line), deadline, errbuf, errsize);
+	if (linelen < 0)
+		goto out;
+	if (pl_parse_reply(line, (size_t)linelen, reply) != 0) {
+		describe(errbuf, errsize, "malformed reply from %s",
+			 cfg->socket_path);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ret != 0) {
+		pam_syslog(pamh, LOG_ERR, "%s",
+			   errbuf && errbuf[0] ? errbuf : "daemon exchange failed");
+		reply_reset(reply);
+	}
+	return ret;
+}

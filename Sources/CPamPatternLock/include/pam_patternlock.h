@@ -1,0 +1,146 @@
+/*
+ * pam_patternlock — the module's pure internals: option parsing, request
+ * encoding, reply parsing and the sentences the user sees. Nothing here does
+ * I/O or needs a PAM handle, so the Swift unit tests can call it directly.
+ * The shipped module hides every one of these symbols (-fvisibility=hidden and
+ * the version script); only pam_sm_* are exported.
+ */
+#ifndef PAM_PATTERNLOCK_H
+#define PAM_PATTERNLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PL_DEFAULT_SOCKET "/run/patternlock/socket"
+/* Seconds for connect + reply. */
+#define PL_DEFAULT_TIMEOUT 3
+#define PL_MAX_TIMEOUT 300
+/* A VERIFY reply may take this much longer: hashing and per-user queueing. */
+#define PL_VERIFY_EXTRA_SECONDS 10
+/* Protocol limits, both counting the terminating LF (docs/PROTOCOL.md). */
+#define PL_MAX_REQUEST 1024
+#define PL_MAX_REPLY 4096
+/* The daemon's lockout policy, named in the messages. */
+#define PL_MAX_ATTEMPTS 5
+/* Longest entry worth sending: a pattern has at most 9 dots. */
+#define PL_MAX_ENTRY 64
+/* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
+#define PL_MAX_CONTEXT 64
+/* sizeof(((struct sockaddr_un *)0)->sun_path) on Linux. */
+#define PL_MAX_SOCKET_PATH 108
+
+struct pl_config {
+	char socket_path[PL_MAX_SOCKET_PATH];
+	int timeout; /* seconds, 1..PL_MAX_TIMEOUT */
+	bool debug;
+	bool nogrid;
+	bool quiet;
+};
+
+enum pl_option_result {
+	PL_OPTION_OK = 0,
+	PL_OPTION_UNKNOWN,   /* not an option of this module: ignored */
+	PL_OPTION_BAD_VALUE, /* a known option with an unusable value: default kept */
+};
+
+/* Sets every field to its default. */
+void pl_config_init(struct pl_config *cfg);
+/* Applies one argv word ("socket=/run/x", "debug", ...). */
+enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg);
+/* pl_config_init, then pl_config_apply for each word; returns how many were
+ * ignored (unknown or bad). */
+int pl_config_parse(struct pl_config *cfg, int argc, const char **argv);
+
+enum pl_verb {
+	PL_VERB_NONE = 0, /* not a reply this module understands */
+	PL_VERB_OK,
+	PL_VERB_FAIL,
+	PL_VERB_LOCKED,
+	PL_VERB_NOT_ENROLLED,
+	PL_VERB_INVALID,
+	PL_VERB_DENIED,
+	PL_VERB_BUSY,
+	PL_VERB_ERROR,
+	PL_VERB_STATUS,
+};
+
+enum pl_reason {
+	PL_REASON_NONE = 0, /* no reason= field */
+	PL_REASON_EMPTY,
+	PL_REASON_NOT_A_DOT,
+	PL_REASON_REPEATED_DOT,
+	PL_REASON_TOO_SHORT,
+	PL_REASON_CURRENT_REQUIRED,
+	PL_REASON_OTHER, /* a reason this module does not know */
+};
+
+struct pl_reply {
+	enum pl_verb verb;
+	long remaining;   /* FAIL (required), STATUS (optional); -1 when absent */
+	long retry_after; /* LOCKED, STATUS; 0 when absent */
+	enum pl_reason reason; /* INVALID (required) */
+	int enrolled;     /* STATUS (required): 0 or 1; -1 when absent */
+	int locked;       /* STATUS (required): 0 or 1; -1 when absent */
+};
+
+/*
+ * Parses one reply line of len bytes, without its LF. Strict: the verb must be
+ * known, fields are single-space separated key=value words, a known key may
+ * appear once and must hold a well-formed value, each verb's required fields
+ * must be present, and "OK" is only "OK" — nothing after it. A NUL, CR or other
+ * control byte anywhere, or a line of PL_MAX_REPLY bytes or more, is malformed.
+ * Returns 0 and fills *out, or -1 (out->verb is then PL_VERB_NONE).
+ */
+int pl_parse_reply(const char *line, size_t len, struct pl_reply *out);
+
+/*
+ * Percent-encodes len bytes of in (RFC 3986: A-Z a-z 0-9 - . _ ~ kept) into
+ * out, NUL-terminated. Returns the encoded length, or -1 when it does not fit
+ * in outsize bytes (out is then wiped).
+ */
+long pl_percent_encode(char *out, size_t outsize, const char *in, size_t len);
+
+/* True when name is a user name the daemon accepts: 1-64 bytes of
+ * A-Z a-z 0-9 . _ @ -, optionally ending in $, not starting with - or . */
+bool pl_user_name_valid(const char *name);
+
+/* "STATUS user=U\n". Returns the line length, or -1 when it does not fit. */
+long pl_format_status_request(char *out, size_t outsize, const char *user);
+
+/*
+ * "VERIFY user=U pattern=P service=S tty=T rhost=R ruser=X\n"; NULL context
+ * values are sent empty and each is cut to PL_MAX_CONTEXT bytes. Returns the
+ * line length, or -1 when it does not fit (out is then wiped: it may hold
+ * part of the pattern).
+ */
+long pl_format_verify_request(char *out, size_t outsize, const char *user,
+			      const char *pattern, const char *service,
+			      const char *tty, const char *rhost,
+			      const char *ruser);
+
+/* The grid shown before the prompt. Returns the length, or -1 when it does
+ * not fit. */
+long pl_format_grid(char *out, size_t outsize, const char *user);
+
+/* "Pattern unlock is locked after 5 failed attempts. ..." with the way out:
+ * a timed unlock in retry_after seconds (when > 0) or an administrator. */
+long pl_format_locked(char *out, size_t outsize, const char *user,
+		      long retry_after);
+
+/* "Wrong pattern — N attempts left.", or the lockout sentence at 0. */
+long pl_format_wrong(char *out, size_t outsize, const char *user,
+		     long remaining);
+
+/* The sentence for an INVALID reply; NULL for PL_REASON_EMPTY (an empty entry
+ * is not worth a message). */
+const char *pl_invalid_message(enum pl_reason reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAM_PATTERNLOCK_H */

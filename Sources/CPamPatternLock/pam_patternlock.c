@@ -1,0 +1,358 @@
+/*
+ * pam_patternlock — Android-style pattern unlock: the PAM entry points.
+ *
+ * Asks patternlockd (over its root-owned Unix socket) whether the user has a
+ * pattern and is not locked, shows the 3x3 grid, reads the dots with echo off
+ * and has the daemon verify them. Only an exact "OK" to the VERIFY is success;
+ * every failure to reach or understand the daemon is PAM_AUTHINFO_UNAVAIL so
+ * the stack falls through to the password.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <security/pam_appl.h>
+#include <security/pam_ext.h>
+#include <security/pam_modules.h>
+
+#include "cfg.h"
+#include "client.h"
+#include "pam_patternlock.h"
+
+#define PL_EXPORT __attribute__((visibility("default")))
+
+#define MESSAGE_SIZE 512
+#define ERRBUF_SIZE 256
+
+struct session {
+	pam_handle_t *pamh;
+	struct pl_config cfg;
+	const char *user;
+	/* PAM_SILENT: no informational message (the grid). Errors still show:
+	 * sudo passes PAM_SILENT on every call, and a user who is not told the
+	 * pattern was wrong or is locked cannot act on it. */
+	bool silent;
+};
+
+/*
+ * One message through the application's conversation. With a response
+ * wanted, *response takes ownership of it (the caller wipes and frees);
+ * otherwise any response is wiped and dropped. Returns a PAM code.
+ */
+static int converse(pam_handle_t *pamh, int style, const char *text,
+		    char **response)
+{
+	const struct pam_conv *conv = NULL;
+	const void *item = NULL;
+	struct pam_message message = { .msg_style = style, .msg = text };
+	const struct pam_message *messages[1] = { &message };
+	struct pam_response *replies = NULL;
+	int ret;
+
+	if (response != NULL)
+		*response = NULL;
+	ret = pam_get_item(pamh, PAM_CONV, &item);
+	if (ret != PAM_SUCCESS)
+		goto done;
+	conv = item;
+	if (conv == NULL || conv->conv == NULL) {
+		ret = PAM_CONV_ERR;
+		goto done;
+	}
+	ret = conv->conv(1, messages, &replies, conv->appdata_ptr);
+	if (ret != PAM_SUCCESS)
+		goto done;
+	if (replies != NULL && replies[0].resp != NULL) {
+		if (response != NULL) {
+			*response = replies[0].resp;
+		} else {
+			explicit_bzero(replies[0].resp, strlen(replies[0].resp));
+			free(replies[0].resp);
+		}
+		replies[0].resp = NULL;
+	}
+done:
+	/* A conversation may fill replies and still fail. */
+	if (replies != NULL) {
+		if (replies[0].resp != NULL) {
+			explicit_bzero(replies[0].resp, strlen(replies[0].resp));
+			free(replies[0].resp);
+		}
+		free(replies);
+	}
+	return ret;
+}
+
+static void tell(const struct session *s, int style, const char *text)
+{
+	if (text == NULL)
+		return;
+	if (style == PAM_TEXT_INFO && (s->silent || s->cfg.quiet))
+		return;
+	(void)converse(s->pamh, style, text, NULL);
+}
+
+/* Why the daemon could not be used: in syslog always (the client did that),
+ * on the screen only with debug. */
+static int unavailable(const struct session *s, const char *why)
+{
+	char text[MESSAGE_SIZE];
+
+	if (s->cfg.debug) {
+		snprintf(text, sizeof(text), "Pattern unlock unavailable: %s",
+			 why && why[0] ? why : "unknown error");
+		tell(s, PAM_ERROR_MSG, text);
+	}
+	return PAM_AUTHINFO_UNAVAIL;
+}
+
+static int locked(const struct session *s, long retry_after)
+{
+	char text[MESSAGE_SIZE];
+
+	pam_syslog(s->pamh, LOG_NOTICE, "user %s is locked out", s->user);
+	if (pl_format_locked(text, sizeof(text), s->user, retry_after) > 0)
+		tell(s, PAM_ERROR_MSG, text);
+	return PAM_AUTH_ERR;
+}
+
+/* STATUS before any prompt: only an enrolled, unlocked user is asked.
+ * Returns PAM_SUCCESS to go on to the prompt, or the module's answer. */
+static int check_status(const struct session *s)
+{
+	char request[PL_MAX_REQUEST];
+	char why[ERRBUF_SIZE];
+	struct pl_reply reply;
+	long len;
+	int ret = PAM_AUTHINFO_UNAVAIL;
+
+	len = pl_format_status_request(request, sizeof(request), s->user);
+	if (len < 0) {
+		snprintf(why, sizeof(why), "user name too long for a request");
+		pam_syslog(s->pamh, LOG_ERR, "%s", why);
+		ret = unavailable(s, why);
+		goto done;
+	}
+	if (pl_client_exchange(s->pamh, &s->cfg, request, (size_t)len,
+			       s->cfg.timeout, &reply, why, sizeof(why)) != 0) {
+		ret = unavailable(s, why);
+		goto done;
+	}
+	switch (reply.verb) {
+	case PL_VERB_STATUS:
+		if (reply.enrolled != 1) {
+			if (s->cfg.debug)
+				pam_syslog(s->pamh, LOG_DEBUG,
+					   "user %s has no pattern", s->user);
+			ret = PAM_USER_UNKNOWN;
+		} else if (reply.locked == 1) {
+			ret = locked(s, reply.retry_after);
+		} else {
+			ret = PAM_SUCCESS;
+		}
+		break;
+	case PL_VERB_NOT_ENROLLED:
+		ret = PAM_USER_UNKNOWN;
+		break;
+	case PL_VERB_LOCKED:
+		ret = locked(s, reply.retry_after);
+		break;
+	case PL_VERB_DENIED:
+		snprintf(why, sizeof(why),
+			 "the daemon denied STATUS for %s to this process",
+			 s->user);
+		pam_syslog(s->pamh, LOG_ERR, "%s", why);
+		ret = unavailable(s, why);
+		break;
+	default:
+		snprintf(why, sizeof(why), "unexpected reply to STATUS");
+		pam_syslog(s->pamh, LOG_ERR, "%s", why);
+		ret = unavailable(s, why);
+		break;
+	}
+done:
+	return ret;
+}
+
+/* The grid, then the prompt with echo off. Returns PAM_SUCCESS with a
+ * non-empty *entry (caller wipes and frees), or PAM_AUTHINFO_UNAVAIL for an
+ * empty entry, a cancelled prompt or a failed conversation: none of those
+ * reach the daemon, so none is counted. */
+static int ask_pattern(const struct session *s, char **entry)
+{
+	char grid[MESSAGE_SIZE];
+	char *response = NULL;
+	int ret = PAM_AUTHINFO_UNAVAIL;
+	int rc;
+
+	*entry = NULL;
+	if (!s->cfg.nogrid && pl_format_grid(grid, sizeof(grid), s->user) > 0)
+		tell(s, PAM_TEXT_INFO, grid);
+	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, "Pattern: ", &response);
+	if (rc != PAM_SUCCESS) {
+		pam_syslog(s->pamh, LOG_NOTICE,
+			   "pattern prompt for %s ended: %s", s->user,
+			   pam_strerror(s->pamh, rc));
+		goto done;
+	}
+	if (response == NULL || response[0] == '\0') {
+		if (s->cfg.debug)
+			pam_syslog(s->pamh, LOG_DEBUG,
+				   "empty entry for %s, not sent", s->user);
+		goto done;
+	}
+	*entry = response;
+	response = NULL;
+	ret = PAM_SUCCESS;
+done:
+	if (response != NULL) {
+		explicit_bzero(response, strlen(response));
+		free(response);
+	}
+	return ret;
+}
+
+static const char *item_string(pam_handle_t *pamh, int type)
+{
+	const void *item = NULL;
+
+	if (pam_get_item(pamh, type, &item) != PAM_SUCCESS)
+		return NULL;
+	return item;
+}
+
+/* What the daemon said about the entry, as a PAM code and a sentence. */
+static int verify_outcome(const struct session *s, const struct pl_reply *r)
+{
+	char text[MESSAGE_SIZE];
+	char why[ERRBUF_SIZE];
+
+	switch (r->verb) {
+	case PL_VERB_OK:
+		if (s->cfg.debug)
+			pam_syslog(s->pamh, LOG_DEBUG, "pattern accepted for %s",
+				   s->user);
+		return PAM_SUCCESS;
+	case PL_VERB_FAIL:
+		pam_syslog(s->pamh, LOG_NOTICE,
+			   "wrong pattern for %s; %ld attempts left", s->user,
+			   r->remaining);
+		if (pl_format_wrong(text, sizeof(text), s->user, r->remaining) > 0)
+			tell(s, PAM_ERROR_MSG, text);
+		return PAM_AUTH_ERR;
+	case PL_VERB_LOCKED:
+		return locked(s, r->retry_after);
+	case PL_VERB_INVALID:
+		if (r->reason == PL_REASON_EMPTY)
+			return PAM_AUTHINFO_UNAVAIL;
+		tell(s, PAM_ERROR_MSG, pl_invalid_message(r->reason));
+		return PAM_AUTH_ERR;
+	case PL_VERB_NOT_ENROLLED:
+		return PAM_USER_UNKNOWN;
+	case PL_VERB_DENIED:
+		snprintf(why, sizeof(why),
+			 "the daemon denied VERIFY for %s to this process",
+			 s->user);
+		break;
+	case PL_VERB_BUSY:
+		snprintf(why, sizeof(why), "the daemon is busy");
+		break;
+	default:
+		snprintf(why, sizeof(why), "unexpected reply to VERIFY");
+		break;
+	}
+	pam_syslog(s->pamh, LOG_ERR, "%s", why);
+	return unavailable(s, why);
+}
+
+/* Too long to be a pattern (at most 9 dots): answered here, like the daemon
+ * would, without sending it. Not counted. */
+static int overlong_entry(const struct session *s, const char *entry)
+{
+	bool all_dots = strspn(entry, "123456789") == strlen(entry);
+
+	tell(s, PAM_ERROR_MSG,
+	     pl_invalid_message(all_dots ? PL_REASON_REPEATED_DOT
+					 : PL_REASON_NOT_A_DOT));
+	return PAM_AUTH_ERR;
+}
+
+PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
+				  const char **argv)
+{
+	struct session s = { .pamh = pamh, .silent = (flags & PAM_SILENT) != 0 };
+	char request[PL_MAX_REQUEST];
+	char why[ERRBUF_SIZE];
+	struct pl_reply reply;
+	char *entry = NULL;
+	long len;
+	int ret;
+
+	pl_cfg_load(pamh, argc, argv, &s.cfg);
+
+	ret = pam_get_user(pamh, &s.user, NULL);
+	if (ret != PAM_SUCCESS) {
+		if (ret == PAM_CONV_AGAIN)
+			ret = PAM_INCOMPLETE;
+		goto done;
+	}
+	/* A name the daemon cannot store has no pattern; asking is pointless. */
+	if (!pl_user_name_valid(s.user)) {
+		if (s.cfg.debug)
+			pam_syslog(pamh, LOG_DEBUG,
+				   "user name not usable with patternlock");
+		ret = PAM_USER_UNKNOWN;
+		goto done;
+	}
+
+	ret = check_status(&s);
+	if (ret != PAM_SUCCESS)
+		goto done;
+
+	ret = ask_pattern(&s, &entry);
+	if (ret != PAM_SUCCESS)
+		goto done;
+	if (strlen(entry) > PL_MAX_ENTRY) {
+		ret = overlong_entry(&s, entry);
+		goto done;
+	}
+
+	len = pl_format_verify_request(request, sizeof(request), s.user, entry,
+				       item_string(pamh, PAM_SERVICE),
+				       item_string(pamh, PAM_TTY),
+				       item_string(pamh, PAM_RHOST),
+				       item_string(pamh, PAM_RUSER));
+	explicit_bzero(entry, strlen(entry));
+	if (len < 0) {
+		snprintf(why, sizeof(why), "VERIFY request does not fit");
+		pam_syslog(pamh, LOG_ERR, "%s", why);
+		ret = unavailable(&s, why);
+		goto done;
+	}
+	if (pl_client_exchange(pamh, &s.cfg, request, (size_t)len,
+			       s.cfg.timeout + PL_VERIFY_EXTRA_SECONDS, &reply,
+			       why, sizeof(why)) != 0) {
+		ret = unavailable(&s, why);
+		goto done;
+	}
+	ret = verify_outcome(&s, &reply);
+done:
+	explicit_bzero(request, sizeof(request));
+	if (entry != NULL) {
+		explicit_bzero(entry, strlen(entry));
+		free(entry);
+	}
+	return ret;
+}
+
+PL_EXPORT int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc,
+			     const char **argv)
+{
+	(void)pamh;
+	(void)flags;
+	(void)argc;
+	(void)argv;
+	return PAM_SUCCESS;
+}
