@@ -183,14 +183,26 @@ done:
 static int ask_pattern(const struct session *s, char **entry)
 {
 	char grid[MESSAGE_SIZE];
+	char prompt[MESSAGE_SIZE + 16];
+	const char *ask = "Pattern: ";
 	char *response = NULL;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 	int rc;
 
 	*entry = NULL;
-	if (!s->cfg.nogrid && pl_format_grid(grid, sizeof(grid), s->user) > 0)
-		tell(s, PAM_TEXT_INFO, grid);
-	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, "Pattern: ", &response);
+	if (!s->cfg.nogrid && !s->cfg.quiet &&
+	    pl_format_grid(grid, sizeof(grid), s->user) > 0) {
+		if (!s->silent) {
+			tell(s, PAM_TEXT_INFO, grid);
+		} else {
+			/* PAM_SILENT forbids the informational message, and sudo
+			 * always sets it; the user still needs the grid to type a
+			 * pattern, so it becomes part of the prompt itself. */
+			snprintf(prompt, sizeof(prompt), "%s\nPattern: ", grid);
+			ask = prompt;
+		}
+	}
+	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, ask, &response);
 	if (rc != PAM_SUCCESS) {
 		pam_syslog(s->pamh, LOG_NOTICE,
 			   "pattern prompt for %s ended: %s", s->user,

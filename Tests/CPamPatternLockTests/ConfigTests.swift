@@ -1,0 +1,74 @@
+import CPamPatternLock
+import Testing
+
+@Suite("Module options")
+struct ConfigTests {
+    @Test("no options give the defaults")
+    func defaults() {
+        let (config, ignored) = parsedConfig([])
+        #expect(ignored == 0)
+        #expect(socketPath(config) == "/run/patternlock/socket")
+        #expect(config.timeout == 3)
+        #expect(!config.debug && !config.nogrid && !config.quiet)
+    }
+
+    @Test("every option is applied")
+    func everyOption() {
+        let (config, ignored) = parsedConfig([
+            "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet",
+        ])
+        #expect(ignored == 0)
+        #expect(socketPath(config) == "/tmp/pl/socket")
+        #expect(config.timeout == 7)
+        #expect(config.debug && config.nogrid && config.quiet)
+    }
+
+    @Test("the last of a repeated option wins")
+    func lastWins() {
+        let (config, _) = parsedConfig(["timeout=5", "timeout=1"])
+        #expect(config.timeout == 1)
+    }
+
+    @Test(
+        "unknown options are ignored and counted",
+        arguments: ["nodelay", "Debug", "debugx", "grid", "sock=/x", "", "timeout", "socket"])
+    func unknownOption(word: String) {
+        var config = pl_config()
+        pl_config_init(&config)
+        #expect(pl_config_apply(&config, word) == PL_OPTION_UNKNOWN)
+        let (parsed, ignored) = parsedConfig([word, "debug"])
+        #expect(ignored == 1)
+        #expect(parsed.debug)
+        #expect(socketPath(parsed) == "/run/patternlock/socket")
+    }
+
+    @Test(
+        "unusable values keep the default",
+        arguments: [
+            "timeout=0", "timeout=-1", "timeout=abc", "timeout=3s", "timeout=", "timeout=301",
+            "timeout= 3", "timeout=99999999999999999999", "socket=", "socket=relative/socket",
+            "socket=/" + String(repeating: "a", count: 107),
+        ])
+    func badValue(word: String) {
+        var config = pl_config()
+        pl_config_init(&config)
+        #expect(pl_config_apply(&config, word) == PL_OPTION_BAD_VALUE)
+        #expect(config.timeout == 3)
+        #expect(socketPath(config) == "/run/patternlock/socket")
+    }
+
+    @Test("the longest socket path that fits sockaddr_un is accepted")
+    func longestSocketPath() {
+        let path = "/" + String(repeating: "a", count: 106)
+        let (config, ignored) = parsedConfig(["socket=" + path])
+        #expect(ignored == 0)
+        #expect(socketPath(config) == path)
+    }
+
+    @Test("timeout bounds", arguments: [("timeout=1", 1), ("timeout=300", 300), ("timeout=010", 10)])
+    func timeoutBounds(word: String, seconds: Int32) {
+        let (config, ignored) = parsedConfig([word])
+        #expect(ignored == 0)
+        #expect(config.timeout == seconds)
+    }
+}

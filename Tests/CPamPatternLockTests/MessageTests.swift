@@ -1,0 +1,67 @@
+import CPamPatternLock
+import Testing
+
+@Suite("What the user reads")
+struct MessageTests {
+    @Test("the grid is the phone keypad")
+    func grid() {
+        #expect(formatted { pl_format_grid($0, $1, "alice") }
+            == "Pattern unlock for alice: type the dots in order.\n  1 2 3\n  4 5 6\n  7 8 9")
+    }
+
+    @Test(
+        "a wrong pattern tells the attempts left",
+        arguments: [
+            (4, "Wrong pattern \u{2014} 4 attempts left."),
+            (3, "Wrong pattern \u{2014} 3 attempts left."),
+            (1, "Wrong pattern \u{2014} 1 attempt left."),
+            (0, "Wrong pattern. Pattern unlock is now locked after 5 failed attempts. Ask an administrator to run: patternlockd reset alice"),
+        ])
+    func wrong(remaining: Int, expected: String) {
+        #expect(formatted { pl_format_wrong($0, $1, "alice", remaining) } == expected)
+    }
+
+    @Test("the em dash is UTF-8")
+    func emDash() {
+        let text = formatted { pl_format_wrong($0, $1, "alice", 2) }
+        #expect(text.map { Array($0.utf8) }?.contains(0xE2) == true)
+        #expect(formatted { pl_format_wrong($0, $1, "alice", -1) } == nil)
+    }
+
+    @Test("locked, for an administrator to reset")
+    func lockedForAdmin() {
+        #expect(formatted { pl_format_locked($0, $1, "alice", 0) }
+            == "Pattern unlock is locked after 5 failed attempts. Ask an administrator to run: patternlockd reset alice")
+    }
+
+    @Test(
+        "locked with a timed unlock, in whole minutes rounded up",
+        arguments: [(600, "10 minutes"), (61, "2 minutes"), (60, "1 minute"), (1, "1 minute"), (3599, "60 minutes")])
+    func lockedTimed(seconds: Int, minutes: String) {
+        #expect(formatted { pl_format_locked($0, $1, "bob", seconds) }
+            == "Pattern unlock is locked after 5 failed attempts. Try again in \(minutes), or ask an administrator to run: patternlockd reset bob")
+    }
+
+    @Test(
+        "an invalid entry says why and that it was not counted",
+        arguments: [
+            (PL_REASON_TOO_SHORT, "Connect at least 4 dots. This entry was not counted."),
+            (PL_REASON_NOT_A_DOT, "Type the dots as the digits 1 to 9. This entry was not counted."),
+            (PL_REASON_REPEATED_DOT, "Each dot can be used only once. This entry was not counted."),
+            (PL_REASON_OTHER, "This entry is not a pattern. It was not counted."),
+        ])
+    func invalid(reason: pl_reason, expected: String) {
+        #expect(pl_invalid_message(reason).map { String(cString: $0) } == expected)
+    }
+
+    @Test("an empty entry gets no message")
+    func emptyEntry() {
+        #expect(pl_invalid_message(PL_REASON_EMPTY) == nil)
+    }
+
+    @Test("a message that does not fit is refused, not cut")
+    func truncation() {
+        #expect(formatted(size: 20) { pl_format_grid($0, $1, "alice") } == nil)
+        #expect(formatted(size: 10) { pl_format_locked($0, $1, "alice", 0) } == nil)
+    }
+}

@@ -1,0 +1,47 @@
+import CPamPatternLock
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Calls one of the module's `pl_format_*` functions with a buffer and returns
+/// the text, or nil when it reported that the text did not fit.
+func formatted(size: Int = 512, _ body: (UnsafeMutablePointer<CChar>, Int) -> Int) -> String? {
+    var buffer = [CChar](repeating: 0, count: size)
+    let length = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+    guard length >= 0 else { return nil }
+    return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
+
+/// Parses the bytes of a reply line (without its LF) and returns the reply, or
+/// nil when the module rejected it.
+func parsedReply(_ bytes: [UInt8]) -> pl_reply? {
+    var reply = pl_reply()
+    let rc = bytes.withUnsafeBufferPointer { raw in
+        raw.withMemoryRebound(to: CChar.self) { pl_parse_reply($0.baseAddress, $0.count, &reply) }
+    }
+    return rc == 0 ? reply : nil
+}
+
+func parsedReply(_ line: String) -> pl_reply? {
+    parsedReply(Array(line.utf8))
+}
+
+/// The socket path of a parsed configuration as a String.
+func socketPath(_ config: pl_config) -> String {
+    withUnsafeBytes(of: config.socket_path) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+}
+
+/// Runs `pl_config_parse` over words as if they followed the module on a pam.d line.
+func parsedConfig(_ words: [String]) -> (config: pl_config, ignored: Int32) {
+    var config = pl_config()
+    let cStrings = words.map { strdup($0) }
+    defer { cStrings.forEach { free($0) } }
+    var argv = cStrings.map { UnsafePointer<CChar>($0) }
+    let ignored = argv.withUnsafeMutableBufferPointer {
+        pl_config_parse(&config, Int32(words.count), $0.baseAddress)
+    }
+    return (config, ignored)
+}

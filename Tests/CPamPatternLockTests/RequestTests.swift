@@ -1,0 +1,84 @@
+import CPamPatternLock
+import Testing
+
+@Suite("Requests")
+struct RequestTests {
+    func encoded(_ value: String, size: Int = 256) -> String? {
+        formatted(size: size) { pl_percent_encode($0, $1, value, value.utf8.count) }
+    }
+
+    @Test(
+        "percent-encoding keeps the unreserved set",
+        arguments: [
+            ("alice", "alice"), ("A-z0.9_~", "A-z0.9_~"), ("/dev/pts/0", "%2Fdev%2Fpts%2F0"),
+            ("a b", "a%20b"), ("x=y&z", "x%3Dy%26z"), ("%", "%25"), ("", ""), ("caf\u{e9}", "caf%C3%A9"),
+            ("a\nb", "a%0Ab"), ("bob@example", "bob%40example"), ("host$", "host%24"),
+        ])
+    func percentEncoding(raw: String, expected: String) {
+        #expect(encoded(raw) == expected)
+    }
+
+    @Test("percent-encoding that does not fit fails")
+    func encodingOverflow() {
+        #expect(encoded("abc", size: 4) == "abc")
+        #expect(encoded("abcd", size: 4) == nil)
+        #expect(encoded("/", size: 3) == nil)
+        #expect(encoded("/", size: 4) == "%2F")
+    }
+
+    @Test("STATUS request")
+    func statusRequest() {
+        #expect(formatted { pl_format_status_request($0, $1, "alice") } == "STATUS user=alice\n")
+        #expect(formatted { pl_format_status_request($0, $1, "bob@corp") } == "STATUS user=bob%40corp\n")
+    }
+
+    @Test("VERIFY request carries the PAM context, empty when unset")
+    func verifyRequest() {
+        let full = formatted(size: 1024) {
+            pl_format_verify_request($0, $1, "alice", "1235", "sudo", "/dev/pts/0", "", "alice")
+        }
+        #expect(full == "VERIFY user=alice pattern=1235 service=sudo tty=%2Fdev%2Fpts%2F0 rhost= ruser=alice\n")
+        let bare = formatted(size: 1024) {
+            pl_format_verify_request($0, $1, "alice", "1 2", nil, nil, nil, nil)
+        }
+        #expect(bare == "VERIFY user=alice pattern=1%202 service= tty= rhost= ruser=\n")
+    }
+
+    @Test("long context values are cut so the worst request still fits")
+    func worstCaseFits() throws {
+        let user = String(repeating: "@", count: 64)
+        let entry = String(repeating: "/", count: 64)
+        let context = String(repeating: "\u{e9}", count: 200)
+        let line = try #require(formatted(size: 1024) {
+            pl_format_verify_request($0, $1, user, entry, context, context, context, context)
+        })
+        #expect(line.utf8.count <= 1024)
+        #expect(line.hasSuffix("\n"))
+        // Cut on a character boundary: each value is whole "%C3%A9" pairs.
+        for field in line.dropLast().split(separator: " ").dropFirst(3) {
+            let value = field.split(separator: "=", omittingEmptySubsequences: false)[1]
+            #expect(value.count % 6 == 0)
+            #expect(value.count > 0)
+        }
+    }
+
+    @Test("a request that does not fit is refused and wiped")
+    func verifyOverflow() {
+        var buffer = [CChar](repeating: 0x41, count: 40)
+        let n = pl_format_verify_request(&buffer, buffer.count, "alice", "123456789", "sudo", nil, nil, nil)
+        #expect(n == -1)
+        #expect(buffer.allSatisfy { $0 == 0 })
+    }
+
+    @Test(
+        "user names the daemon accepts",
+        arguments: [
+            ("alice", true), ("a", true), ("bob.smith", true), ("x_y-z", true), ("me@corp", true),
+            ("host$", true), ("", false), ("-rf", false), (".hidden", false), ("a b", false),
+            ("a/b", false), ("a$b", false), ("$", false), ("caf\u{e9}", false), ("a\nb", false),
+            (String(repeating: "a", count: 64), true), (String(repeating: "a", count: 65), false),
+        ])
+    func userNames(name: String, valid: Bool) {
+        #expect(pl_user_name_valid(name) == valid)
+    }
+}

@@ -1,0 +1,317 @@
+"""Helpers for the PAM module's system tests: the pam_harness program, private
+PAM configurations, fake daemons on a Unix socket, and throwaway users."""
+import os
+import pathlib
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
+DAEMON = ROOT / "build" / "patternlockd"
+# The pattern the tests enroll, and one that is not it.
+RIGHT = "1235"
+WRONG = "9876"
+
+HARNESS_SOURCE = pathlib.Path(__file__).resolve().parent / "pam_harness.c"
+
+# Linux-PAM return codes (security/_pam_types.h).
+PAM_SUCCESS = 0
+PAM_AUTH_ERR = 7
+PAM_AUTHINFO_UNAVAIL = 9
+PAM_USER_UNKNOWN = 10
+
+GRID = ("Pattern unlock for {user}: type the dots in order.\n"
+        "  1 2 3\n  4 5 6\n  7 8 9")
+LOCKED = ("Pattern unlock is locked after 5 failed attempts. "
+          "Ask an administrator to run: patternlockd reset {user}")
+NOW_LOCKED = ("Wrong pattern. Pattern unlock is now locked after 5 failed attempts. "
+              "Ask an administrator to run: patternlockd reset {user}")
+
+
+def wrong(remaining):
+    noun = "attempt" if remaining == 1 else "attempts"
+    return f"Wrong pattern \u2014 {remaining} {noun} left."
+
+
+def unique(prefix):
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def build_module():
+    """The shipped module, rebuilt by make when its sources changed."""
+    subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "build/pam_patternlock.so"],
+                   check=True, capture_output=True)
+    return PAM_MODULE
+
+
+def build_harness(directory):
+    exe = pathlib.Path(directory) / "pam_harness"
+    subprocess.run(["cc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                    str(HARNESS_SOURCE), "-lpam"], check=True)
+    return exe
+
+
+_ESCAPE = re.compile(r"\\(\\|n|x[0-9a-f]{2})")
+
+
+def _unescape(text):
+    def one(m):
+        g = m.group(1)
+        if g == "\\":
+            return "\\"
+        if g == "n":
+            return "\n"
+        return chr(int(g[1:], 16))
+    return _ESCAPE.sub(one, text)
+
+
+class PamResult:
+    """What the application saw: every conversation line and the return code."""
+
+    def __init__(self, stdout, elapsed):
+        self.stdout = stdout
+        self.elapsed = elapsed
+        self.events = []
+        self.code = None
+        for line in stdout.splitlines():
+            style, _, text = line.partition(" ")
+            if style == "RESULT":
+                self.code = int(text.split(" ", 1)[0])
+            else:
+                self.events.append((style, _unescape(text)))
+
+    def texts(self, style):
+        return [t for s, t in self.events if s == style]
+
+    @property
+    def prompts(self):
+        return self.texts("PROMPT_ECHO_OFF") + self.texts("PROMPT_ECHO_ON")
+
+    @property
+    def errors(self):
+        return self.texts("ERROR_MSG")
+
+    @property
+    def infos(self):
+        return self.texts("TEXT_INFO")
+
+    def __repr__(self):
+        return f"PamResult(code={self.code}, elapsed={self.elapsed:.2f}, events={self.events})"
+
+
+class Pam:
+    """Runs pam_authenticate through the harness with a private confdir holding
+    one service whose auth stack is the module alone."""
+
+    service = "pltest"
+
+    def __init__(self, harness, module, directory):
+        self.harness = harness
+        self.module = module
+        self.confdir = pathlib.Path(directory) / "pam.d"
+        self.confdir.mkdir(exist_ok=True)
+
+    def authenticate(self, user, *answers, args=(), silent=False, tty=None, rhost=None,
+                     ruser=None, timeout=60):
+        (self.confdir / self.service).write_text(
+            f"auth required {self.module} {' '.join(args)}\n"
+            "account required pam_permit.so\n")
+        cmd = [str(self.harness)]
+        if silent:
+            cmd.append("--silent")
+        for name, value in (("tty", tty), ("rhost", rhost), ("ruser", ruser)):
+            if value is not None:
+                cmd.append(f"--{name}={value}")
+        cmd += [str(self.confdir), self.service, user] + list(answers)
+        start = time.monotonic()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        result = PamResult(proc.stdout, time.monotonic() - start)
+        assert result.code is not None, f"harness failed: {proc.stdout}{proc.stderr}"
+        return result
+
+
+def status_line(user, enrolled=1, locked=0, failures=0, retry_after=0):
+    remaining = 0 if locked else 5 - failures
+    return (f"STATUS user={user} enrolled={enrolled} failures={failures} "
+            f"remaining={remaining} locked={locked} locked_since=0 "
+            f"retry_after={retry_after} iterations=600000 corrupt=0 recent=\n").encode()
+
+
+class FakeDaemon:
+    """A stand-in for patternlockd, root's like the real one, on a Unix socket
+    in a short temporary directory (sun_path holds 108 bytes). `answer(line)` gives the bytes to send
+    back for one request line, or None to never answer it. Every request line
+    is kept in `lines`."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="plpam-", dir="/tmp"))
+        os.chmod(self.dir, 0o755)
+        self.socket = str(self.dir / "socket")
+        self.lines = []
+        self.connections = 0
+        self._conns = []
+        self._stop = threading.Event()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket)
+        self._listener.listen(16)
+        self._listener.settimeout(0.1)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            self._conns.append(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn):
+        buf = b""
+        conn.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                chunk = conn.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                raw, buf = buf.split(b"\n", 1)
+                line = raw.decode(errors="replace")
+                self.lines.append(line)
+                reply = self.answer(line)
+                if reply is None:
+                    continue
+                try:
+                    if reply == b"<close>":
+                        conn.shutdown(socket.SHUT_RDWR)
+                        return
+                    conn.sendall(reply)
+                except OSError:
+                    return
+
+    def stop_listening(self):
+        """Leaves the socket file behind with nobody listening: a stale socket."""
+        self._listener.close()
+
+    def verbs(self):
+        return [line.split(" ", 1)[0] for line in self.lines]
+
+    def close(self):
+        self._stop.set()
+        self._listener.close()
+        for c in self._conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+        self._thread.join(2)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def by_verb(status=None, verify=b"OK\n", user="alice"):
+    """An answer function: a valid STATUS for `user` unless `status` is given,
+    and `verify` for VERIFY."""
+    status = status if status is not None else status_line(user)
+
+    def answer(line):
+        if line.startswith("STATUS "):
+            return status
+        if line.startswith("VERIFY "):
+            return verify
+        return b"ERROR message=unexpected\n"
+    return answer
+
+
+def create_user(name):
+    subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True,
+                   capture_output=True)
+    return pwd.getpwnam(name)
+
+
+def remove_user(name):
+    subprocess.run(["userdel", "-f", name], capture_output=True)
+
+
+def on(daemon):
+    """The module option for a daemon, real or fake."""
+    return f"socket={daemon.socket}"
+
+
+def failures(daemon, user):
+    reply = daemon.request(f"STATUS user={user}")
+    fields = dict(p.partition("=")[::2] for p in reply.split(" ")[1:])
+    return int(fields["failures"])
+
+
+# ---- fixtures (imported by the test modules) ----------------------------------
+
+@pytest.fixture(scope="session")
+def pam_module():
+    return build_module()
+
+
+@pytest.fixture(scope="session")
+def harness(tmp_path_factory):
+    return build_harness(tmp_path_factory.mktemp("harness"))
+
+
+@pytest.fixture
+def pam(harness, pam_module, tmp_path):
+    return Pam(harness, pam_module, tmp_path)
+
+
+@pytest.fixture
+def fake():
+    made = []
+
+    def make(answer):
+        d = FakeDaemon(answer)
+        made.append(d)
+        return d
+    yield make
+    for d in made:
+        d.close()
+
+
+@pytest.fixture
+def live(request):
+    """The real daemon (conftest's `daemon`), once build/patternlockd exists."""
+    if not DAEMON.exists():
+        pytest.skip("build/patternlockd is not built")
+    return request.getfixturevalue("daemon")
+
+
+@pytest.fixture
+def user():
+    name = unique("plpam")
+    create_user(name)
+    try:
+        yield name
+    finally:
+        remove_user(name)
+
+
+@pytest.fixture
+def enrolled(live, user):
+    live.enroll(user, RIGHT)
+    return user

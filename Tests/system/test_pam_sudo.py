@@ -1,0 +1,225 @@
+"""pam_patternlock.so inside real programs — pamtester and sudo — through real
+/etc/pam.d services, for throwaway users. Every user, service file and sudoers
+snippet a test creates has a unique name and is removed when it ends."""
+import os
+import pathlib
+import pty
+import select
+import subprocess
+import time
+
+import pytest
+
+# pam_support is also the plugin with the fixtures (pytest_plugins below); let
+# pytest rewrite its asserts although this module imports it first.
+pytest.register_assert_rewrite("pam_support")
+
+from pam_support import (GRID, ROOT, RIGHT, WRONG, failures, unique, wrong)
+
+# The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
+pytest_plugins = ["pam_support"]
+
+PAM_D = pathlib.Path("/etc/pam.d")
+SUDOERS_D = pathlib.Path("/etc/sudoers.d")
+TRANSCRIPT = pathlib.Path("/tmp/patternlock-sudo-transcript.txt")
+
+
+@pytest.fixture
+def pam_service():
+    """Writes /etc/pam.d/<unique> with the given auth lines; removed afterwards."""
+    made = []
+
+    def make(auth_lines):
+        name = unique("pltest-")
+        path = PAM_D / name
+        made.append(path)
+        path.write_text("# written by patternlock's Tests/system/test_pam_sudo.py\n"
+                        + "".join(line + "\n" for line in auth_lines)
+                        + "account required pam_permit.so\n"
+                        + "session required pam_permit.so\n")
+        return name
+    yield make
+    for path in made:
+        path.unlink(missing_ok=True)
+
+
+def module_line(control, module, daemon_socket, *options):
+    return " ".join(["auth", control, str(module), f"socket={daemon_socket}", *options])
+
+
+def pamtester(service, user, stdin):
+    return subprocess.run(["pamtester", "-v", service, user, "authenticate"], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+# ---- pamtester ------------------------------------------------------------------
+
+def test_pamtester_right_and_wrong_pattern(pam_service, pam_module, live, enrolled):
+    service = pam_service([module_line("required", pam_module, live.socket)])
+    ok = pamtester(service, enrolled, RIGHT + "\n")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "successfully authenticated" in ok.stdout + ok.stderr
+    assert GRID.format(user=enrolled) in ok.stdout + ok.stderr
+
+    bad = pamtester(service, enrolled, WRONG + "\n")
+    assert bad.returncode != 0, bad.stdout + bad.stderr
+    assert wrong(4) in bad.stderr
+    assert "Authentication failure" in bad.stderr
+    assert failures(live, enrolled) == 1
+
+
+def shipped_stack(module, daemon_socket):
+    """The auth lines of pam/pam.d-example, with the module's path and socket."""
+    lines = []
+    for line in (ROOT / "pam" / "pam.d-example").read_text().splitlines():
+        if line.startswith("auth"):
+            lines.append(line.replace("pam_patternlock.so",
+                                      f"{module} socket={daemon_socket}"))
+    return lines
+
+
+def test_example_stack_takes_the_pattern_without_a_password(pam_service, pam_module, live,
+                                                            enrolled):
+    service = pam_service(shipped_stack(pam_module, live.socket))
+    r = pamtester(service, enrolled, RIGHT + "\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Password" not in r.stdout + r.stderr
+
+
+def test_example_stack_falls_back_to_the_password(pam_service, pam_module, live, enrolled):
+    service = pam_service(shipped_stack(pam_module, live.socket))
+    r = pamtester(service, enrolled, WRONG + "\n")
+    out = r.stdout + r.stderr
+    # The wrong pattern is reported, then pam_unix asks for the password
+    # (the user has none, and stdin ends: the stack fails).
+    assert wrong(4) in out
+    assert out.index(wrong(4)) < out.index("Password: ")
+    assert r.returncode != 0
+
+
+def test_example_stack_without_daemon_asks_only_the_password(pam_service, pam_module, enrolled,
+                                                            tmp_path):
+    service = pam_service(shipped_stack(pam_module, tmp_path / "no-daemon"))
+    r = pamtester(service, enrolled, "\n")
+    out = r.stdout + r.stderr
+    assert "Pattern" not in out
+    assert "Password: " in out
+
+
+# ---- sudo ------------------------------------------------------------------------
+
+@pytest.fixture
+def sudo_user(request, live, user, pam_service, pam_module):
+    """An enrolled user whom sudo authenticates through a service that is the
+    module alone; the sudoers snippet is removed afterwards. Parametrize
+    indirectly with more Defaults (e.g. "!pam_silent") for this user."""
+    live.enroll(user, RIGHT)
+    service = pam_service([module_line("required", pam_module, live.socket)])
+    extra = "".join(f"Defaults:{user} {d}\n" for d in getattr(request, "param", ()))
+    snippet = SUDOERS_D / unique("pltest_")  # sudo skips names with a dot
+    snippet.write_text(
+        f"# written by patternlock's Tests/system/test_pam_sudo.py\n"
+        f"Defaults:{user} pam_service={service}\n"
+        f"Defaults:{user} timestamp_timeout=0\n"
+        f"Defaults:{user} !lecture\n"
+        # Debian's sudoers sets mail_badpass; no mail for a test's wrong pattern.
+        f"Defaults:{user} !mail_badpass\n"
+        + extra +
+        f"{user} ALL=(root) /usr/bin/id\n")
+    try:
+        snippet.chmod(0o440)
+        check = subprocess.run(["visudo", "-cf", str(snippet)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        yield user
+    finally:
+        snippet.unlink(missing_ok=True)
+
+
+def as_user(user, *cmd):
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", *cmd]
+
+
+def sudo_id(user, stdin):
+    return subprocess.run(as_user(user, "sudo", "-S", "-k", "/usr/bin/id", "-u"), input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_sudo_runs_the_command_for_the_right_pattern(sudo_user):
+    r = sudo_id(sudo_user, RIGHT + "\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "0"
+    assert "Pattern: " in r.stderr
+
+
+def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
+    r = sudo_id(sudo_user, WRONG + "\n")
+    assert r.returncode != 0
+    assert "0" not in r.stdout.splitlines()
+    assert wrong(4) in r.stderr
+    # sudo asks again; stdin is at its end, so that prompt counts for nothing.
+    assert failures(live, sudo_user) == 1
+
+
+def run_on_terminal(cmd, answers, timeout=60):
+    """Runs cmd on a new pseudo-terminal, typing one answer after each
+    "Pattern: " prompt; returns (everything the terminal showed, exit status)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execvp(cmd[0], cmd)
+        finally:
+            os._exit(127)
+    shown = b""
+    pending = list(answers)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if pending and shown.count(b"Pattern: ") > len(answers) - len(pending):
+                os.write(fd, pending.pop(0).encode() + b"\n")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    return shown.decode(errors="replace").replace("\r\n", "\n"), os.waitstatus_to_exitcode(status)
+
+
+def save_transcript(path, title, text):
+    path.write_text(text)
+    print(f"\n--- {title} (also in {path}) ---\n{text}---")
+
+
+def test_sudo_on_a_terminal_transcript(sudo_user):
+    """What the user sees: a wrong pattern, sudo asks again, the right one.
+    sudo always passes PAM_SILENT, so the grid comes inside the prompt."""
+    shown, code = run_on_terminal(as_user(sudo_user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [WRONG, RIGHT])
+    transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
+    save_transcript(TRANSCRIPT, "sudo on a terminal", transcript)
+    assert code == 0, transcript
+    assert shown.count("Pattern: ") == 2
+    assert shown.count("type the dots in order") == 2
+    assert "  1 2 3\n  4 5 6\n  7 8 9\nPattern: " in shown.replace("\r\n", "\n")
+    assert wrong(4) in shown
+    assert shown.rstrip().endswith("0")
+    typed = shown.replace(sudo_user, "")
+    assert RIGHT not in typed and WRONG not in typed  # echo was off
+
+
+def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrolled):
+    """Without PAM_SILENT the grid comes before the prompt."""
+    service = pam_service([module_line("required", pam_module, live.socket)])
+    shown, code = run_on_terminal(["pamtester", service, enrolled, "authenticate"], [RIGHT])
+    transcript = f"$ pamtester {service} {enrolled} authenticate\n{shown}(exit status {code})\n"
+    save_transcript(TRANSCRIPT.with_name("patternlock-pamtester-transcript.txt"),
+                    "pamtester on a terminal", transcript)
+    assert code == 0, transcript
+    assert GRID.format(user=enrolled) + "\nPattern: " in shown
+    assert RIGHT not in shown.replace(enrolled, "").replace(service, "")
