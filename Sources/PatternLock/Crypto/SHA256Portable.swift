@@ -1,37 +1,58 @@
 /// The portable SHA-256 compression function, tuned for the PBKDF2 loop: it takes
 /// the message as 16 host-order words (so a digest can be fed back without byte
-/// swapping), works through raw pointers (no bounds checks, no allocation) and runs
-/// the 64 rounds unrolled eight at a time with rotating variable names.
+/// swapping), works through raw pointers (no bounds checks, no allocation), keeps
+/// the message schedule in a 16-word ring expanded as the rounds go, and runs the
+/// rounds unrolled sixteen at a time so every ring index is a constant.
 enum SHA256Portable {
-    /// Compresses one block whose 16 words stand in `schedule[0..<16]`; `schedule`
-    /// must have room for 64 words (the message schedule is expanded in place).
+    /// Compresses one block whose 16 words stand in `w[0..<16]`; the words are
+    /// overwritten by the schedule.
     @inline(__always)
     static func compress(_ state: UnsafeMutablePointer<UInt32>, schedule w: UnsafeMutablePointer<UInt32>) {
-        for i in 16..<64 {
-            let x = w[i - 15], y = w[i - 2]
-            let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)
-            let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y &>> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
         var a = state[0], b = state[1], c = state[2], d = state[3]
         var e = state[4], f = state[5], g = state[6], h = state[7]
         kTable.withUnsafeBufferPointer { k in
             let k = k.baseAddress!
-            var i = 0
-            while i < 64 {
-                round(a, b, c, &d, e, f, g, &h, k[i] &+ w[i])
-                round(h, a, b, &c, d, e, f, &g, k[i + 1] &+ w[i + 1])
-                round(g, h, a, &b, c, d, e, &f, k[i + 2] &+ w[i + 2])
-                round(f, g, h, &a, b, c, d, &e, k[i + 3] &+ w[i + 3])
-                round(e, f, g, &h, a, b, c, &d, k[i + 4] &+ w[i + 4])
-                round(d, e, f, &g, h, a, b, &c, k[i + 5] &+ w[i + 5])
-                round(c, d, e, &f, g, h, a, &b, k[i + 6] &+ w[i + 6])
-                round(b, c, d, &e, f, g, h, &a, k[i + 7] &+ w[i + 7])
-                i += 8
-            }
+            // Rounds 0–15 use the message words as they are.
+            sixteenRounds(&a, &b, &c, &d, &e, &f, &g, &h, k, w, expand: false)
+            // Rounds 16–63 expand the schedule in place first.
+            sixteenRounds(&a, &b, &c, &d, &e, &f, &g, &h, k + 16, w, expand: true)
+            sixteenRounds(&a, &b, &c, &d, &e, &f, &g, &h, k + 32, w, expand: true)
+            sixteenRounds(&a, &b, &c, &d, &e, &f, &g, &h, k + 48, w, expand: true)
         }
         state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
         state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+    }
+
+    @inline(__always)
+    private static func sixteenRounds(
+        _ a: inout UInt32, _ b: inout UInt32, _ c: inout UInt32, _ d: inout UInt32,
+        _ e: inout UInt32, _ f: inout UInt32, _ g: inout UInt32, _ h: inout UInt32,
+        _ k: UnsafePointer<UInt32>, _ w: UnsafeMutablePointer<UInt32>, expand: Bool
+    ) {
+        @inline(__always) func word(_ j: Int) -> UInt32 {
+            if expand {
+                let x = w[(j + 1) & 15], y = w[(j + 14) & 15]
+                w[j] = w[j] &+ (rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)) &+ w[(j + 9) & 15]
+                    &+ (rotr(y, 17) ^ rotr(y, 19) ^ (y &>> 10))
+            }
+            return w[j] &+ k[j]
+        }
+        round(a, b, c, &d, e, f, g, &h, word(0))
+        round(h, a, b, &c, d, e, f, &g, word(1))
+        round(g, h, a, &b, c, d, e, &f, word(2))
+        round(f, g, h, &a, b, c, d, &e, word(3))
+        round(e, f, g, &h, a, b, c, &d, word(4))
+        round(d, e, f, &g, h, a, b, &c, word(5))
+        round(c, d, e, &f, g, h, a, &b, word(6))
+        round(b, c, d, &e, f, g, h, &a, word(7))
+        round(a, b, c, &d, e, f, g, &h, word(8))
+        round(h, a, b, &c, d, e, f, &g, word(9))
+        round(g, h, a, &b, c, d, e, &f, word(10))
+        round(f, g, h, &a, b, c, d, &e, word(11))
+        round(e, f, g, &h, a, b, c, &d, word(12))
+        round(d, e, f, &g, h, a, b, &c, word(13))
+        round(c, d, e, &f, g, h, a, &b, word(14))
+        round(b, c, d, &e, f, g, h, &a, word(15))
     }
 
     @inline(__always)
@@ -39,8 +60,8 @@ enum SHA256Portable {
         _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
         _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ kw: UInt32
     ) {
-        let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ kw
-        let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+        let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ (g ^ (e & (f ^ g))) &+ kw
+        let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) | (c & (a | b)))
         d &+= t1
         h = t1 &+ t2
     }
