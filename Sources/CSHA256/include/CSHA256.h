@@ -20,6 +20,8 @@
    otherwise; gcc has no nullability qualifiers, so they vanish there. */
 #if defined(__clang__)
 #define CSHA256_NONNULL _Nonnull
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnullability-extension" /* for -Wpedantic users */
 #else
 #define CSHA256_NONNULL
 #endif
@@ -56,6 +58,10 @@ void csha256_pbkdf2_accel(const uint32_t inner[CSHA256_NONNULL 8],
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
 #endif
 
 #endif /* CSHA256_H */
