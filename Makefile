@@ -25,7 +25,7 @@ all: build/patternlockd build/pam_patternlock.so
 build/patternlockd: $(SWIFT_SRC)
 	$(SWIFT) build -c release --product patternlockd
 	@mkdir -p build
-	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@
+	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
 	@mkdir -p build

@@ -5,8 +5,10 @@ import PatternLock
 struct RequestHandler: Sendable {
     let service: PatternService
 
-    /// The reply lines for one request, and one log line (never a pattern).
-    func handle(_ request: Request, peerUID: UInt32) -> [Reply] {
+    /// The reply lines for one request, and one log line (never a pattern). A
+    /// successful VERIFY is answered through `answerEarly` before its bookkeeping
+    /// write; then the returned list is empty.
+    func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
         let isRoot = peerUID == 0
         let peerName = isRoot ? "root" : Accounts.name(of: peerUID)
         func isSelf(_ user: String) -> Bool { peerName == user }
@@ -26,8 +28,12 @@ struct RequestHandler: Sendable {
             logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
                          Log.field("rhost", context.rhost), Log.field("ruser", context.ruser)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            let (outcome, hashMilliseconds) = service.verifyReporting(user: user, typed: pattern, context: context, uid: peerUID)
+            var answered = false
+            let (outcome, hashMilliseconds) = service.verifyReporting(
+                user: user, typed: pattern, context: context, uid: peerUID,
+                answer: { answerEarly([$0.reply]); answered = true })
             replies = [outcome.reply]
+            if answered { logFields.append("answered=early") }
             if let ms = hashMilliseconds { logFields.append("hash_ms=\(Double(Int(ms * 10)) / 10)") }
 
         case .enroll(let user, let pattern, let current, let iterations):
@@ -75,6 +81,6 @@ struct RequestHandler: Sendable {
             let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
             Log.info(([request.verb.lowercased()] + logFields + [Log.field("uid", String(peerUID)), "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
         }
-        return replies
+        return logFields.contains("answered=early") ? [] : replies
     }
 }

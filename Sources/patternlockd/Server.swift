@@ -113,16 +113,17 @@ final class Server: Sendable {
             case .line(var bytes):
                 defer { pl_wipe_bytes(&bytes) }
                 let replies: [Reply]
+                var sentEarly = true
                 do {
                     let request = try Request(try Line(parsing: bytes))
-                    replies = handler.handle(request, peerUID: uid)
+                    replies = handler.handle(request, peerUID: uid, answerEarly: { sentEarly = send(fd, $0) })
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.message)")
                     _ = send(fd, [Reply.error(error.message)])
                     if error.closesConnection { return }
                     continue
                 }
-                guard send(fd, replies) else { return }
+                guard sentEarly, replies.isEmpty || send(fd, replies) else { return }
             }
         }
     }

@@ -66,11 +66,18 @@ public final class PatternService: Sendable {
 
     /// `verify`, also saying how long the hash took (nil when none was computed),
     /// so the log shows what a verify costs beyond it.
-    public func verifyReporting(user: String, typed: String, context: AttemptContext, uid: UInt32)
+    ///
+    /// `answer`, when given, is called with a successful outcome before the count is
+    /// cleared on disk (and before any re-hash), still under the user's lock: the
+    /// user does not wait for that write, and a crash before it only leaves the
+    /// count higher than it should be, never lower.
+    public func verifyReporting(user: String, typed: String, context: AttemptContext, uid: UInt32,
+                                answer: (Outcome) -> Void = { _ in })
         -> (outcome: Outcome, hashMilliseconds: Double?) {
         locks.withLock(user) {
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
             if outcome == .ok, var record {
+                answer(outcome)
                 record.recordSuccess()
                 rehashIfBelowTarget(&record, typed: typed)
                 // The pattern was right; a failed write leaves the count high, never low.
