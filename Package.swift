@@ -27,6 +27,9 @@ let package = Package(
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam")]),
         .testTarget(name: "PatternLockTests", dependencies: ["PatternLock"], exclude: ["Vectors"]),
         .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock"]),
+        // Protocol, record and PHC parsers under libFuzzer (`make fuzz`); without
+        // -DFUZZING a corpus replayer (`make fuzz-replay`).
+        .executableTarget(name: "PatternLockFuzz", dependencies: ["PatternLock"], path: "Fuzz/Swift"),
     ],
     swiftLanguageModes: [.v6]
 )

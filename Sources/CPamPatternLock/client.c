@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -238,7 +239,8 @@ static bool value_well_formed(const char *v, size_t len)
 	return true;
 }
 
-/* A decimal count: 1 to 10 digits, no sign, no spaces. */
+/* A decimal count: 1 to 10 digits, no sign, no spaces, and no more than
+ * LONG_MAX (long is 32 bits on i386 and armhf). */
 static bool parse_count(const char *v, size_t len, long *out)
 {
 	long n = 0;
@@ -247,6 +249,8 @@ static bool parse_count(const char *v, size_t len, long *out)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		if (v[i] < '0' || v[i] > '9')
+			return false;
+		if (n > (LONG_MAX - (v[i] - '0')) / 10)
 			return false;
 		n = n * 10 + (v[i] - '0');
 	}

@@ -67,7 +67,7 @@ struct CredentialTests {
         for ok in ["alice", "a", "bob.smith", "svc_web-1", "alice@example.com", "MACHINE$", String(repeating: "x", count: 64)] {
             #expect(UserName.isValid(ok), "\(ok)")
         }
-        for bad in ["", "..", "../etc", ".hidden", "-rf", "a/b", "a b", "a\u{0}b", "a$b", "é", String(repeating: "x", count: 65)] {
+        for bad in ["", "$", "..", "../etc", ".hidden", "-rf", "a/b", "a b", "a\u{0}b", "a$b", "é", String(repeating: "x", count: 65)] {
             #expect(!UserName.isValid(bad), "\(bad)")
         }
     }

@@ -126,7 +126,7 @@ public enum UserName {
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
                  UInt8(ascii: "@"), UInt8(ascii: "-"):
                 continue
-            case UInt8(ascii: "$") where i == bytes.count - 1:
+            case UInt8(ascii: "$") where i == bytes.count - 1 && i > 0:
                 continue
             default:
                 return false

@@ -1,0 +1,117 @@
+/*
+ * libFuzzer target: the PAM module's option parser (pl_config_parse and
+ * pl_config_apply) on NUL-separated argv words, checked against a model of
+ * the documented options: socket=/ABSOLUTE (shorter than sun_path),
+ * timeout=1..300, debug, nogrid, quiet; defaults first, the last good value
+ * wins, everything else is ignored and counted.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pam_patternlock.h"
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "fuzz_cfg: invariant broken: %s (%s:%d)\n", \
+				#cond, __FILE__, __LINE__);                  \
+			abort();                                             \
+		}                                                            \
+	} while (0)
+
+#define MAX_WORDS 64
+
+/* The model of one word; returns 1 when it is a usable option. */
+static int model_apply(struct pl_config *m, const char *arg)
+{
+	if (strncmp(arg, "socket=", 7) == 0) {
+		const char *path = arg + 7;
+
+		if (path[0] != '/' || strlen(path) >= PL_MAX_SOCKET_PATH)
+			return 0;
+		strcpy(m->socket_path, path);
+		return 1;
+	}
+	if (strncmp(arg, "timeout=", 8) == 0) {
+		const char *v = arg + 8;
+		long n = 0;
+
+		if (*v == '\0')
+			return 0;
+		for (const char *p = v; *p; p++) {
+			if (*p < '0' || *p > '9')
+				return 0;
+			n = n * 10 + (*p - '0');
+			if (n > PL_MAX_TIMEOUT)
+				return 0;
+		}
+		if (n < 1)
+			return 0;
+		m->timeout = (int)n;
+		return 1;
+	}
+	if (strcmp(arg, "debug") == 0)
+		return m->debug = true;
+	if (strcmp(arg, "nogrid") == 0)
+		return m->nogrid = true;
+	if (strcmp(arg, "quiet") == 0)
+		return m->quiet = true;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *argv[MAX_WORDS + 1];
+	struct pl_config cfg, model, one;
+	int argc = 0, ignored = 0;
+	size_t start = 0;
+	char *copy;
+
+	if (size > 16384)
+		return 0;
+	copy = malloc(size + 1);
+	if (copy == NULL)
+		return 0;
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+	for (size_t i = 0; i <= size && argc < MAX_WORDS; i++) {
+		if (copy[i] == '\0') {
+			argv[argc++] = copy + start;
+			start = i + 1;
+		}
+	}
+	argv[argc] = NULL;
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	pl_config_init(&model);
+	CHECK(strcmp(model.socket_path, PL_DEFAULT_SOCKET) == 0);
+	CHECK(model.timeout == PL_DEFAULT_TIMEOUT && !model.debug &&
+	      !model.nogrid && !model.quiet);
+	for (int i = 0; i < argc; i++)
+		ignored += !model_apply(&model, argv[i]);
+
+	CHECK(pl_config_parse(&cfg, argc, argv) == ignored);
+	CHECK(memchr(cfg.socket_path, '\0', sizeof(cfg.socket_path)) != NULL);
+	CHECK(strcmp(cfg.socket_path, model.socket_path) == 0);
+	CHECK(cfg.socket_path[0] == '/');
+	CHECK(cfg.timeout == model.timeout);
+	CHECK(cfg.timeout >= 1 && cfg.timeout <= PL_MAX_TIMEOUT);
+	CHECK(cfg.debug == model.debug && cfg.nogrid == model.nogrid &&
+	      cfg.quiet == model.quiet);
+
+	/* One word at a time, and a NULL word (argv entries may be NULL). */
+	pl_config_init(&one);
+	for (int i = 0; i < argc; i++) {
+		enum pl_option_result r = pl_config_apply(&one, argv[i]);
+
+		CHECK(r == PL_OPTION_OK || r == PL_OPTION_UNKNOWN ||
+		      r == PL_OPTION_BAD_VALUE);
+	}
+	CHECK(pl_config_apply(&one, NULL) == PL_OPTION_UNKNOWN);
+	CHECK(strcmp(one.socket_path, cfg.socket_path) == 0 &&
+	      one.timeout == cfg.timeout);
+	free(copy);
+	return 0;
+}
