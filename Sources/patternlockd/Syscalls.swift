@@ -7,14 +7,7 @@ import Glibc
 /// Socket calls the daemon and client use, each retrying EINTR (see `Sys` in
 /// PatternLock for the file calls).
 enum Socket {
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> {
-        while true {
-            let rc = call()
-            if rc >= 0 { return .success(rc) }
-            let e = errno
-            if e != EINTR { return .failure(Errno(e)) }
-        }
-    }
+    static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> { Sys.retrying(call) }
 
     static func makeAddress(_ path: String) -> sockaddr_un? {
         var addr = sockaddr_un()

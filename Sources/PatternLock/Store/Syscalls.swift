@@ -16,8 +16,10 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
 /// Thin wrappers over the libc calls the store and daemon use: each retries EINTR and
 /// returns `Result<_, Errno>` with errno copied at once.
 public enum Sys {
+    /// Runs a libc call until it does not fail with EINTR; a negative result
+    /// becomes the errno it left.
     @inline(__always)
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> {
+    public static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> {
         while true {
             let rc = call()
             if rc >= 0 { return .success(rc) }
