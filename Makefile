@@ -22,8 +22,13 @@ SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 
 .PHONY: all check test-swift test-system clean
 all: build/patternlockd build/pam_patternlock.so
 
+# A CC from the environment would make SwiftPM compile its C targets with gcc.
+unexport CC
+
+# The shipped daemon carries the Swift runtime statically: it needs only libc,
+# libm, libstdc++ and libgcc_s, not a Swift toolchain on the machine.
 build/patternlockd: $(SWIFT_SRC)
-	$(SWIFT) build -c release --product patternlockd
+	$(SWIFT) build -c release --product patternlockd --static-swift-stdlib
 	@mkdir -p build
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 

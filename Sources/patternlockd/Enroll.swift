@@ -41,11 +41,11 @@ extension PatternLockd {
         func run() throws {
             let user = try targetUser(user)
             do {
-                var connection = try DaemonConnection(path: socketOptions.path)
-                defer { connection.close() }
+                // The daemon drops a connection idle for 5 seconds, and typing takes
+                // longer: ask what is needed, read the patterns, then connect again.
                 var needsCurrent = false
                 if geteuid() != 0 {
-                    switch try connection.send(.status(user: user))[0] {
+                    switch try DaemonConnection.request(.status(user: user), socket: socketOptions.path) {
                     case .status(let s): needsCurrent = s.enrolled
                     case .denied: throw ClientError(description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).", code: Exit.denied)
                     case let other: throw failure(for: other, user: user)
@@ -60,7 +60,9 @@ extension PatternLockd {
                     current = c
                 }
                 let pattern = try readNewPattern()
-                let reply = try connection.send(.enroll(user: user, pattern: pattern.digits, current: current, iterations: iterations))[0]
+                let reply = try DaemonConnection.request(
+                    .enroll(user: user, pattern: pattern.digits, current: current, iterations: iterations),
+                    socket: socketOptions.path)
                 guard case .okIterations(let n) = reply else { throw failure(for: reply, user: user) }
                 print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
                 if PatternInput.isTerminal {
