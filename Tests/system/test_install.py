@@ -1,0 +1,532 @@
+"""Installing and operating patternlock: the staged `make install`, the systemd
+units (hardening score, socket activation as a non-root daemon), the key that
+install creates, the man page, and `make demo` run the way CI runs it."""
+import os
+import pathlib
+import pwd
+import re
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import DAEMON, ROOT, read_line, unique
+
+UNITS = ROOT / "systemd"
+SERVICE = UNITS / "patternlockd.service"
+SOCKET_UNIT = UNITS / "patternlockd.socket"
+MAX_EXPOSURE = 2.0
+
+
+def pam_module_dir():
+    return subprocess.run(["sh", "scripts/install-pamdir.sh"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def make(*args, check=True):
+    r = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT)] + list(args),
+                       capture_output=True, text=True, timeout=900)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def files_under(root):
+    """{'/usr/local/sbin/patternlockd': mode, ...} for every file below root."""
+    found = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            p = pathlib.Path(dirpath) / name
+            found["/" + str(p.relative_to(root))] = stat.S_IMODE(p.lstat().st_mode)
+    return found
+
+
+def expected_files(prefix, unitdir):
+    pamdir = pam_module_dir()
+    files = {
+        f"{prefix}/sbin/patternlockd": 0o755,
+        f"{pamdir}/pam_patternlock.so": 0o644,
+        f"{unitdir}/patternlockd.service": 0o644,
+        f"{unitdir}/patternlockd.socket": 0o644,
+        "/usr/share/pam-configs/patternlock": 0o644,
+        f"{prefix}/share/man/man8/patternlockd.8": 0o644,
+        f"{prefix}/share/man/man8/pam_patternlock.8": 0o644,
+        f"{prefix}/share/doc/patternlock/PROTOCOL.md": 0o644,
+        f"{prefix}/share/doc/patternlock/pam.d-example": 0o644,
+    }
+    if (ROOT / "docs" / "SECURITY.md").exists():
+        files[f"{prefix}/share/doc/patternlock/SECURITY.md"] = 0o644
+    return files
+
+
+@pytest.fixture
+def stage(tmp_path):
+    return tmp_path / "stage"
+
+
+# ---- make install DESTDIR=… -------------------------------------------------------
+
+def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
+    key_existed = os.path.exists("/etc/patternlock/key")
+    r = make("install", f"DESTDIR={stage}")
+    assert "pam-auth-update" not in r.stdout, "a staged install must not touch the live system"
+
+    want = expected_files("/usr/local", "/usr/local/lib/systemd/system")
+    assert files_under(stage) == want
+    for dirpath, _, _ in os.walk(stage):
+        mode = stat.S_IMODE(os.stat(dirpath).st_mode)
+        if pathlib.Path(dirpath) != stage:
+            assert mode == 0o755, f"{dirpath} has mode {oct(mode)}"
+
+    pamdir = pam_module_dir()
+    assert (stage / "usr/local/sbin/patternlockd").read_bytes() == DAEMON.read_bytes()
+    assert (stage / pamdir.lstrip("/") / "pam_patternlock.so").read_bytes() == \
+        (ROOT / "build/pam_patternlock.so").read_bytes()
+    assert (stage / "usr/share/pam-configs/patternlock").read_text() == \
+        (ROOT / "pam/pam-configs/patternlock").read_text()
+    # Nothing outside DESTDIR: no key appears on the live system.
+    assert os.path.exists("/etc/patternlock/key") == key_existed
+
+
+def test_the_pam_module_goes_where_pam_unix_is():
+    pamdir = pathlib.Path(pam_module_dir())
+    assert (pamdir / "pam_unix.so").exists(), f"{pamdir} holds no pam_unix.so"
+
+
+def test_prefix_usr_puts_the_daemon_in_usr_sbin_and_the_unit_runs_it(stage):
+    make("install", f"DESTDIR={stage}", "PREFIX=/usr")
+    unitdir = subprocess.run(["pkg-config", "--variable=systemdsystemunitdir", "systemd"],
+                             capture_output=True, text=True).stdout.strip() or "/usr/lib/systemd/system"
+    assert files_under(stage) == expected_files("/usr", unitdir)
+    service = (stage / unitdir.lstrip("/") / "patternlockd.service").read_text()
+    assert re.search(r"^ExecStart=/usr/sbin/patternlockd serve ", service, re.M), service
+
+
+def test_staged_uninstall_removes_every_file(stage):
+    make("install", f"DESTDIR={stage}")
+    make("uninstall", f"DESTDIR={stage}")
+    assert files_under(stage) == {}
+
+
+def test_install_refuses_to_write_the_live_system_without_root(stage):
+    nobody = pwd.getpwnam("nobody")
+    r = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+                        "--clear-groups", "make", "--no-print-directory", "-C", str(ROOT), "install"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "Run it as root: sudo make install" in r.stdout
+
+
+# ---- the key that install creates --------------------------------------------------
+
+def install_key(directory):
+    env = dict(os.environ, PATTERNLOCK_KEY_DIR=str(directory))
+    return subprocess.run(["bash", "scripts/install-live.sh", "key"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_install_creates_a_32_byte_root_only_key(tmp_path):
+    keydir = tmp_path / "etc-patternlock"
+    out = install_key(keydir)
+    key = keydir / "key"
+    st = key.stat()
+    assert st.st_size == 32 and st.st_uid == 0
+    assert stat.S_IMODE(st.st_mode) == 0o600
+    assert stat.S_IMODE(keydir.stat().st_mode) == 0o700
+    assert "Back it up" in out
+    assert [p.name for p in keydir.iterdir()] == ["key"]
+
+
+def test_install_never_replaces_an_existing_key(tmp_path):
+    keydir = tmp_path / "etc-patternlock"
+    install_key(keydir)
+    before = (keydir / "key").read_bytes()
+    out = install_key(keydir)
+    assert (keydir / "key").read_bytes() == before
+    assert "Kept the existing key" in out
+
+
+def test_install_warns_about_a_key_the_daemon_would_refuse(tmp_path):
+    keydir = tmp_path / "etc-patternlock"
+    keydir.mkdir()
+    (keydir / "key").write_bytes(b"x" * 32)
+    (keydir / "key").chmod(0o644)
+    out = install_key(keydir)
+    assert "chmod 600" in out
+    assert (keydir / "key").read_bytes() == b"x" * 32
+
+
+# ---- systemd units -------------------------------------------------------------------
+
+def systemd_analyze(*args):
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
+    return subprocess.run(["systemd-analyze"] + list(args), capture_output=True, text=True, timeout=120)
+
+
+def test_the_service_scores_2_0_or_lower_in_systemd_analyze_security():
+    r = systemd_analyze("security", "--offline=true", str(SERVICE))
+    if "--offline" in r.stderr and "unrecognized" in r.stderr:
+        pytest.skip("this systemd-analyze has no --offline (systemd < 250)")
+    m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)
+    assert m, r.stdout + r.stderr
+    assert float(m.group(1)) <= MAX_EXPOSURE, r.stdout
+
+
+def test_the_staged_units_verify(stage, tmp_path):
+    make("install", f"DESTDIR={stage}")
+    staged = stage / "usr/local/lib/systemd/system"
+    # verify checks that ExecStart exists on this system: point it at the staged binary.
+    units = tmp_path / "units"
+    units.mkdir()
+    service = (staged / "patternlockd.service").read_text()
+    assert "ExecStart=/usr/local/sbin/patternlockd " in service
+    (units / "patternlockd.service").write_text(
+        service.replace("/usr/local/sbin/patternlockd", str(stage / "usr/local/sbin/patternlockd")))
+    shutil.copy(staged / "patternlockd.socket", units / "patternlockd.socket")
+    r = systemd_analyze("verify", "--man=no", str(units / "patternlockd.socket"),
+                        str(units / "patternlockd.service"))
+    assert r.returncode == 0 and r.stderr == "", r.stdout + r.stderr
+
+
+def unit_settings(path):
+    settings = {}
+    for line in path.read_text().splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            k, _, v = line.partition("=")
+            settings.setdefault(k.strip(), []).append(v.strip())
+    return settings
+
+
+def test_the_socket_is_where_the_pam_module_and_the_cli_look_and_anyone_may_connect():
+    s = unit_settings(SOCKET_UNIT)
+    assert s["ListenStream"] == ["/run/patternlock/socket"]
+    assert s["SocketMode"] == ["0666"]
+    assert "SocketUser" not in s, "the PAM module trusts only a socket owned by root"
+
+
+def test_the_service_runs_unprivileged_with_its_state_and_the_key_as_a_credential():
+    s = unit_settings(SERVICE)
+    assert s["DynamicUser"] == ["yes"]
+    assert s["StateDirectory"] == ["patternlock"] and s["StateDirectoryMode"] == ["0700"]
+    assert s["LoadCredential"] == ["patternlock.key:/etc/patternlock/key"]
+    # With DynamicUser the state directory is private/patternlock behind a symlink,
+    # and the daemon refuses a symlinked state directory.
+    assert "--state-dir /var/lib/private/patternlock" in s["ExecStart"][0]
+    assert s["CapabilityBoundingSet"] == [""]
+    # PrivateUsers would show every other uid as nobody in SO_PEERCRED, and the
+    # daemon authorizes each request by the peer's uid.
+    assert "PrivateUsers" not in s
+    assert s["RestrictAddressFamilies"] == ["AF_UNIX"]
+
+
+# ---- socket activation ------------------------------------------------------------
+
+def peer_uid(sock):
+    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return uid
+
+
+@pytest.fixture
+def activated_daemon(shared_tmp):
+    """patternlockd as systemd runs it: a root-owned listening socket passed with
+    LISTEN_FDS to a daemon that runs as an unprivileged user, its key given as a
+    credential. systemd-socket-activate binds the socket as root and then runs the
+    daemon, which setpriv turns into nobody."""
+    if shutil.which("systemd-socket-activate") is None:
+        pytest.skip("systemd-socket-activate is not installed (apt-get install systemd)")
+    nobody = pwd.getpwnam("nobody")
+    state = shared_tmp / "state"
+    state.mkdir(mode=0o700)
+    creds = shared_tmp / "credentials"
+    creds.mkdir(mode=0o700)
+    (creds / "patternlock.key").write_bytes(os.urandom(32))
+    (creds / "patternlock.key").chmod(0o400)
+    for p in (state, creds, creds / "patternlock.key"):
+        os.chown(p, nobody.pw_uid, nobody.pw_gid)
+    sock = shared_tmp / "run" / "socket"
+    sock.parent.mkdir()
+    log = open(shared_tmp / "daemon.log", "wb")
+    proc = subprocess.Popen(
+        ["systemd-socket-activate", "-l", str(sock), f"--setenv=CREDENTIALS_DIRECTORY={creds}",
+         "setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+         str(DAEMON), "serve", "--state-dir", str(state), "--iterations", "600000",
+         "--socket", str(shared_tmp / "not-this-one")],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, (shared_tmp / "daemon.log").read_text()
+        time.sleep(0.05)
+    yield sock, proc
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+def test_a_socket_activated_daemon_runs_unprivileged_and_clients_see_root_as_the_peer(
+        activated_daemon, shared_tmp):
+    sock, proc = activated_daemon
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(30)
+        s.connect(str(sock))
+        s.sendall(b"PING\n")
+        assert read_line(s) == "PONG version=1"
+        # SO_PEERCRED holds the credentials of whoever called listen(): root.
+        assert peer_uid(s) == 0
+    assert os.stat(sock).st_uid == 0
+    assert not (shared_tmp / "not-this-one").exists(), "--socket must be ignored when systemd passes one"
+    daemon_uid = int(subprocess.run(["ps", "-o", "uid=", "--ppid", str(proc.pid), "-p", str(proc.pid)],
+                                    capture_output=True, text=True).stdout.split()[0])
+    assert daemon_uid == pwd.getpwnam("nobody").pw_uid
+    assert "listening on the socket from systemd" in (shared_tmp / "daemon.log").read_text()
+
+
+def test_the_pam_module_unlocks_through_a_socket_activated_unprivileged_daemon(
+        activated_daemon, shared_tmp):
+    sock, _ = activated_daemon
+    env = dict(os.environ, PATTERNLOCK_SOCKET=str(sock))
+    user = "root"
+    r = subprocess.run([str(DAEMON), "enroll", user], input="1397\n1397\n", env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    conv = shared_tmp / "demo-conv"
+    subprocess.run(["cc", "-std=gnu11", "-Wall", "-Werror", "-o", str(conv),
+                    str(ROOT / "scripts/demo-conv.c"), "-lpam"], check=True)
+    confdir = shared_tmp / "pam.d"
+    confdir.mkdir()
+    (confdir / "pltest").write_text(
+        f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock}\n")
+    ok = subprocess.run([str(conv), str(confdir), "pltest", user, "1397"],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "=> PAM_SUCCESS" in ok.stdout, ok.stdout + ok.stderr
+    bad = subprocess.run([str(conv), str(confdir), "pltest", user, "2589"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "Wrong pattern \u2014 4 attempts left." in bad.stdout, bad.stdout
+
+
+# ---- man pages -------------------------------------------------------------------
+
+def help_text(*args):
+    return subprocess.run([str(DAEMON)] + list(args) + ["--help"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_the_man_page_describes_every_command_and_option():
+    page = (ROOT / "docs/patternlockd.8").read_text().replace("\\-", "-")
+    commands = re.findall(r"^  (\w+) {2,}", help_text().split("SUBCOMMANDS:")[1], re.M)
+    assert len(commands) >= 6
+    for command in commands:
+        assert f".SS {command}" in page, f"docs/patternlockd.8 does not describe `{command}`"
+        for option in set(re.findall(r"--[a-z][a-z-]+", help_text(command))) - {"--help"}:
+            assert option in page, f"docs/patternlockd.8 does not describe `{command} {option}`"
+
+
+@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8"])
+def test_the_man_pages_render_without_warnings(page):
+    if shutil.which("groff") is None:
+        pytest.skip("groff is not installed")
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(ROOT / "docs" / page)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+# ---- make demo ---------------------------------------------------------------------
+
+def test_make_demo_installs_every_package_ci_installs():
+    ci = re.search(r"^packages=\(([^)]*)\)", (ROOT / ".ci/run").read_text(), re.M)
+    assert ci, ".ci/run has no packages=(...) line"
+    demo = subprocess.run(["bash", "scripts/install-deps.sh", "--list"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.split()
+    assert set(ci.group(1).split()) <= set(demo), \
+        "scripts/install-deps.sh (make demo) lacks packages .ci/run installs"
+
+
+def run_demo(user=None, timeout=300):
+    cmd = ["make", "--no-print-directory", "-C", str(ROOT), "demo", "DEMO_PATTERN=1397"]
+    if user is not None:
+        make("build/patternlockd", "build/pam_patternlock.so")  # they may not have swift
+        pw = pwd.getpwnam(user)
+        cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups",
+               "env", f"HOME={pw.pw_dir}", "PATH=/usr/bin:/bin:/usr/sbin:/sbin", "PYTHON=/usr/bin/python3"] + cmd
+    before = set(pathlib.Path("/tmp").glob("patternlock-demo.*"))
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    after = set(pathlib.Path("/tmp").glob("patternlock-demo.*"))
+    return r, after - before
+
+
+def assert_the_whole_story(r, user):
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
+    assert f"Pattern enrolled for {user}" in out
+    assert out.count("=> PAM_SUCCESS: unlocked.") == 2, out
+    assert "Wrong pattern \u2014 4 attempts left." in out
+    assert "Pattern unlock is now locked after 5 failed attempts" in out
+    assert f"Pattern unlock is locked after 5 failed attempts. Ask an administrator to run: patternlockd reset {user}" in out
+    assert f"{user} is unlocked" in out
+    assert "nothing else on this system changed" in out
+
+
+def test_make_demo_tells_the_whole_story_and_cleans_up():
+    r, left = run_demo()
+    assert_the_whole_story(r, "root")
+    assert left == set(), f"the demo left {left} behind"
+
+
+@pytest.fixture
+def plain_user():
+    name = unique("pldemo")
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
+    yield name
+    subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
+def test_make_demo_works_for_a_user_who_is_not_root(plain_user):
+    if subprocess.run(["setpriv", "--reuid=nobody", "unshare", "--user", "--map-root-user", "true"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("unprivileged user namespaces are disabled here; the demo then asks for sudo")
+    home = pathlib.Path(pwd.getpwnam(plain_user).pw_dir)
+    if not os.access(ROOT / "Makefile", os.R_OK) or not all(
+            os.access(p, os.X_OK) for p in list(ROOT.parents)[:-1]):
+        pytest.skip("the checkout is not readable by other users")
+    r, left = run_demo(plain_user)
+    if "These packages are missing" in r.stdout:
+        pytest.skip("packages are missing; the demo printed the apt-get command")
+    assert_the_whole_story(r, plain_user)
+    assert "user namespace" in r.stdout
+    assert left == set(), f"the demo left {left} behind"
+    assert home.exists()
+
+
+# ---- the live install on a booted systemd ------------------------------------------
+
+class BootedSystem:
+    """This machine's own file system booted with systemd in a container: an
+    overlay whose writes land in a tmpfs, so install, enable and uninstall run
+    for real without touching the host."""
+
+    def __init__(self, leader):
+        self.leader = leader
+
+    def run(self, script, input=None, timeout=900):
+        return subprocess.run(["nsenter", "-t", str(self.leader), "-a", "bash", "-c", script],
+                              input=input, capture_output=True, text=True, timeout=timeout)
+
+    def ok(self, script, input=None):
+        r = self.run(script, input)
+        assert r.returncode == 0, f"{script}\n{r.stdout}{r.stderr}"
+        return r.stdout
+
+
+def container_leader(nspawn_pid):
+    children = pathlib.Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children")
+    try:
+        pids = children.read_text().split()
+    except OSError:
+        return None
+    return int(pids[0]) if pids else None
+
+
+@pytest.fixture(scope="module")
+def booted_system():
+    if os.geteuid() != 0:
+        pytest.skip("booting a container needs root")
+    if shutil.which("systemd-nspawn") is None or shutil.which("nsenter") is None:
+        pytest.skip("systemd-nspawn is not installed (apt-get install systemd-container)")
+    base = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-boot-", dir="/tmp"))
+    merged = base / "merged"
+    mounted = []
+    proc = None
+    log = base.parent / (base.name + ".log")
+    try:
+        if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(base)]).returncode != 0:
+            pytest.skip("cannot mount a tmpfs here")
+        mounted.append(base)
+        for d in ("upper", "work", "merged"):
+            (base / d).mkdir()
+        if subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                           f"lowerdir=/,upperdir={base}/upper,workdir={base}/work", str(merged)]).returncode != 0:
+            pytest.skip("cannot mount an overlay of / here")
+        mounted.append(merged)
+        machine_id = subprocess.run(["systemd-id128", "new"], capture_output=True, text=True).stdout.strip()
+        (merged / "etc/machine-id").write_text(machine_id + "\n")
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                ["systemd-nspawn", "--quiet", "--register=no", "--keep-unit", "--link-journal=no",
+                 "--private-network", "--directory", str(merged), "--boot", "--console=passive"],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        deadline = time.monotonic() + 120
+        system = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            leader = container_leader(proc.pid)
+            if leader:
+                system = BootedSystem(leader)
+                state = system.run("systemctl is-system-running", timeout=30).stdout.strip()
+                if state in ("running", "degraded"):
+                    break
+            time.sleep(1)
+        else:
+            pytest.skip("systemd did not boot in a container here: " + log.read_text(errors="replace")[-2000:])
+        yield system
+    finally:
+        if proc is not None and proc.poll() is None:
+            leader = container_leader(proc.pid)
+            if leader:
+                subprocess.run(["nsenter", "-t", str(leader), "-a", "systemctl", "poweroff"],
+                               capture_output=True, timeout=60)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for m in reversed(mounted):
+            subprocess.run(["umount", "--lazy", str(m)])
+        shutil.rmtree(base, ignore_errors=True)
+        log.unlink(missing_ok=True)
+
+
+def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_removes_it(booted_system):
+    system = booted_system
+    user = unique("plboot")
+    out = system.ok(f"make --no-print-directory -C {ROOT} install")
+    assert "Created the key /etc/patternlock/key" in out
+    assert "patternlockd.socket is enabled and listening on /run/patternlock/socket." in out
+    assert "pam-auth-update --enable patternlock" in out
+    assert system.ok("stat -c '%s %a %U' /etc/patternlock/key").split() == ["32", "600", "root"]
+    assert system.ok("stat -c '%a %U %F' /run/patternlock/socket").split()[:2] == ["666", "root"]
+    assert system.ok("grep -c pam_patternlock /etc/pam.d/common-auth || true").strip() == "0", \
+        "install must not enable the module by itself"
+
+    # Root enrolls through the socket; the first connection starts the service.
+    system.ok(f"useradd --create-home {user}")
+    system.ok(f"patternlockd enroll {user}", input="1397\n1397\n")
+    uid = system.ok("ps -o uid= -C patternlockd").split()
+    assert len(uid) == 1 and uid[0] != "0", "the daemon must not run as root"
+    assert system.ok("stat -c '%a %u' /var/lib/private/patternlock").split() == ["700", uid[0]]
+    assert "listening on the socket from systemd" in system.ok("journalctl -u patternlockd.service --no-pager")
+
+    # A user checks their own pattern: a non-root peer is seen with its own uid.
+    system.ok(f"setpriv --reuid={user} --regid={user} --init-groups patternlockd verify", input="1397\n")
+
+    # The administrator's step, then a real PAM stack: sudo's, through common-auth.
+    system.ok("pam-auth-update --enable patternlock")
+    r = system.run(f"pamtester sudo {user} authenticate", input="1397\n")
+    assert "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
+
+    r = system.run("systemd-analyze security patternlockd.service")
+    m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)
+    assert m and float(m.group(1)) <= MAX_EXPOSURE, r.stdout
+
+    out = system.ok(f"make --no-print-directory -C {ROOT} uninstall")
+    assert "Kept the key and the enrolled patterns" in out
+    assert system.ok("grep -c pam_patternlock /etc/pam.d/common-auth || true").strip() == "0"
+    assert system.run("systemctl is-active patternlockd.socket").stdout.strip() == "inactive"
+    assert system.run("test -e /usr/local/sbin/patternlockd").returncode != 0

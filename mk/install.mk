@@ -1,0 +1,65 @@
+# make install / make uninstall — honour DESTDIR and PREFIX.
+#
+#   sudo make install                      the live system: files, key, socket
+#   make install DESTDIR=/tmp/stage        files only (packaging, tests)
+#   make install PREFIX=/usr               daemon in /usr/sbin, units in /lib/systemd/system
+#
+# Two places do not follow PREFIX, because the programs that read them look
+# nowhere else: the PAM module goes to the system's PAM module directory
+# (PAMDIR, where pam_unix.so is), and the pam-auth-update profile to
+# /usr/share/pam-configs. On the live system (no DESTDIR) install also creates
+# /etc/patternlock/key when missing and enables patternlockd.socket when
+# systemd runs; it never edits /etc/pam.d.
+
+SBINDIR      ?= $(PREFIX)/sbin
+MANDIR       ?= $(PREFIX)/share/man
+DOCDIR       ?= $(PREFIX)/share/doc/patternlock
+UNITDIR      ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+PAMDIR       ?= $(shell sh scripts/install-pamdir.sh)
+PAMCONFIGDIR ?= /usr/share/pam-configs
+
+# Every file install puts down, as DESTDIR-less paths (uninstall removes these).
+INSTALLED_FILES = \
+	$(SBINDIR)/patternlockd \
+	$(PAMDIR)/pam_patternlock.so \
+	$(UNITDIR)/patternlockd.service \
+	$(UNITDIR)/patternlockd.socket \
+	$(PAMCONFIGDIR)/patternlock \
+	$(MANDIR)/man8/patternlockd.8 \
+	$(MANDIR)/man8/pam_patternlock.8 \
+	$(DOCDIR)/PROTOCOL.md \
+	$(DOCDIR)/pam.d-example \
+	$(if $(wildcard docs/SECURITY.md),$(DOCDIR)/SECURITY.md)
+
+INSTALL_ENV = SBINDIR="$(SBINDIR)" PAMCONFIGDIR="$(PAMCONFIGDIR)"
+
+.PHONY: install uninstall install-root-check
+
+install-root-check:
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -ne 0 ]; then \
+		echo "make install writes to system directories. Run it as root: sudo make install"; \
+		echo "(or stage it elsewhere: make install DESTDIR=/tmp/stage)"; \
+		exit 1; \
+	fi
+
+install: install-root-check all
+	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
+		"$(DESTDIR)$(PAMCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)"
+	install -m 0755 build/patternlockd "$(DESTDIR)$(SBINDIR)/patternlockd"
+	install -m 0644 build/pam_patternlock.so "$(DESTDIR)$(PAMDIR)/pam_patternlock.so"
+	sed 's|/usr/local/sbin/patternlockd|$(SBINDIR)/patternlockd|' systemd/patternlockd.service \
+		> "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp"
+	mv -f "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp" "$(DESTDIR)$(UNITDIR)/patternlockd.service"
+	install -m 0644 systemd/patternlockd.socket "$(DESTDIR)$(UNITDIR)/patternlockd.socket"
+	install -m 0644 pam/pam-configs/patternlock "$(DESTDIR)$(PAMCONFIGDIR)/patternlock"
+	install -m 0644 docs/patternlockd.8 docs/pam_patternlock.8 "$(DESTDIR)$(MANDIR)/man8/"
+	install -m 0644 docs/PROTOCOL.md pam/pam.d-example $(wildcard docs/SECURITY.md) "$(DESTDIR)$(DOCDIR)/"
+	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh install; fi
+
+uninstall: install-root-check
+	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh check-pam; fi
+	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh uninstall; fi
+	rm -f $(foreach f,$(sort $(INSTALLED_FILES) $(DOCDIR)/SECURITY.md),"$(DESTDIR)$(f)")
+	rmdir "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
+	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh after-uninstall; fi

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages that `make demo` and `make check` need.
+# As root the missing ones are installed with apt-get; otherwise the exact
+# command is printed and the script fails, so the caller stops.
+#
+#   scripts/install-deps.sh           install (root) or print the command
+#   scripts/install-deps.sh --list    print the package names, one a line
+set -euo pipefail
+
+# libpam0g-dev: the PAM headers and libpam for the module; pamtester, sudo,
+# util-linux (setpriv), passwd (useradd): the PAM and authorization tests;
+# valgrind: the module's memory checks; systemd: systemd-analyze and
+# systemd-socket-activate for the unit checks; systemd-container: systemd-nspawn,
+# to boot this machine's files and install for real; pkg-config: where PAM
+# modules go; groff-base: the man page checks. .ci/run installs the same list.
+packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind systemd systemd-container groff-base)
+
+if [ "${1:-}" = "--list" ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
+
+python=${PYTHON:-python3}
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    echo "This helper knows Debian and Ubuntu only (dpkg and apt-get are missing here)."
+    echo "Install the equivalents of these packages with your system's package manager: ${packages[*]}"
+    exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "These packages are missing: ${missing[*]}."
+        echo "Install them with:"
+        echo
+        echo "    sudo apt-get install -y ${missing[*]}"
+        echo
+        echo "then run the same make command again."
+        exit 1
+    fi
+    echo "Installing the missing packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# A python3 from pyenv or a virtualenv does not see Debian's python3-pytest.
+if ! "$python" -m pytest --version >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] || [ -n "${VIRTUAL_ENV:-}" ] || [ -w "$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || echo /)" ]; then
+        echo "Installing pytest for $python with pip."
+        "$python" -m pip install -q pytest
+    else
+        echo "pytest is missing for $python. Install it with: $python -m pip install --user pytest"
+        exit 1
+    fi
+fi
