@@ -31,9 +31,21 @@ enum Log {
     static func warning(_ m: String) { write(.warning, m) }
     static func error(_ m: String) { write(.error, m) }
 
-    /// `key=value` with the value quoted when it holds spaces or is empty.
+    /// `key=value`, the value percent-encoded past letters, digits and `-._~/:@`:
+    /// what a client sends (service, tty, rhost) can neither add a field, break
+    /// the line, nor smuggle terminal or bidirectional controls into the journal.
     static func field(_ key: String, _ value: String) -> String {
-        let clean = String(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
-        return clean.isEmpty || clean.contains(" ") ? "\(key)=\"\(clean)\"" : "\(key)=\(clean)"
+        var out = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return "\(key)=\(out)"
     }
 }

@@ -5,18 +5,25 @@ import Synchronization
 import Glibc
 #endif
 
-/// Caps concurrent connections: 256 in all, 32 per non-root uid, so that one local
-/// user flooding the socket cannot starve root (sudo, login) or other users.
+/// Caps concurrent connections: 256 in all, 32 per non-root uid, and the last 32
+/// slots kept for root, so that local users flooding the socket, alone or together,
+/// cannot starve root (sudo, login) or each other.
 final class ConnectionLimiter: Sendable {
     static let maxTotal = 256
     static let maxPerUser = 32
+    static let reservedForRoot = 32
     private let state = Mutex<(total: Int, perUID: [UInt32: Int])>((0, [:]))
 
     func admit(_ uid: UInt32) -> Bool {
         state.withLock { s in
             guard s.total < ConnectionLimiter.maxTotal else { return false }
             let mine = s.perUID[uid, default: 0]
-            if uid != 0 && mine >= ConnectionLimiter.maxPerUser { return false }
+            if uid != 0 {
+                let others = s.total - s.perUID[0, default: 0]
+                guard mine < ConnectionLimiter.maxPerUser,
+                      others < ConnectionLimiter.maxTotal - ConnectionLimiter.reservedForRoot
+                else { return false }
+            }
             s.total += 1
             s.perUID[uid] = mine + 1
             return true
