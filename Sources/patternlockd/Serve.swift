@@ -57,7 +57,8 @@ extension PatternLockd {
             let key = KeyFile.resolvePath(configured: keyFile, environment: env)
             let pepper: Pepper
             do {
-                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential, stateDirectory: stateDir)
+                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential, stateDirectory: stateDir,
+                                          existingRecords: store.users().count)
             } catch { return try die(error.description) }
 
             let backend = SHA256Backend.default

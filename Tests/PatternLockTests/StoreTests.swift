@@ -73,5 +73,8 @@ struct StoreTests {
         #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/short", create: false) }
         #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/state/key", create: true, stateDirectory: base + "/state") }
         #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/missing", create: false) }
+        // A lost key is not replaced while records made with it exist.
+        #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/lost", create: true, existingRecords: 2) }
+        #expect(!FileManager.default.fileExists(atPath: base + "/lost"))
     }
 }

@@ -32,11 +32,18 @@ public enum KeyFile {
     /// one (its directory too, mode 0700). Refuses a key that is not exactly 32
     /// bytes, is readable or writable by group or others, or is owned by another user.
     /// A systemd credential is owned and moded by systemd and only its size is checked.
-    public static func load(path: String, create: Bool, isCredential: Bool = false, stateDirectory: String? = nil) throws(KeyFile.Error) -> Pepper {
+    ///
+    /// `existingRecords` > 0 forbids creating a key: records made with a lost key
+    /// would turn every right pattern into a counted failure under a new one.
+    public static func load(path: String, create: Bool, isCredential: Bool = false, stateDirectory: String? = nil,
+                            existingRecords: Int = 0) throws(KeyFile.Error) -> Pepper {
         if let state = stateDirectory, isInside(path, directory: state) {
             throw .problem("The key file \(path) is inside the state directory \(state). Keep the pepper apart from the records: use --key-file to put it elsewhere (default \(defaultPath)).")
         }
         if case .failure(let e) = Sys.lstat(path), e == .noEntry {
+            if existingRecords > 0 {
+                throw .problem("The key file \(path) is missing, but \(existingRecords) enrolled record\(existingRecords == 1 ? "" : "s") in \(stateDirectory ?? "the state directory") need the key they were made with. Restore it from a backup (or fix --key-file). A new key would make every enrolled pattern fail; to start over instead, move the records away and enroll again.")
+            }
             guard create, !isCredential else {
                 throw .problem("The key file \(path) does not exist. Start `patternlockd serve` once as root to create it.")
             }
