@@ -20,9 +20,9 @@ struct RequestHandler: Sendable {
             return [.pong]
 
         case .status(let user):
+            logFields = [Log.field("user", user)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
             replies = [.status(service.status(user: user))]
-            logFields = [Log.field("user", user)]
 
         case .verify(let user, let pattern, let context):
             logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
@@ -42,6 +42,9 @@ struct RequestHandler: Sendable {
                 guard Accounts.exists(user) else { replies = [.error("no_such_user")]; break }
             } else {
                 guard isSelf(user) else { replies = [.denied]; break }
+                // A chosen count costs the daemon's CPU (up to 10^9 iterations), so
+                // only root may choose one.
+                guard iterations == nil else { replies = [.error("iterations_root_only")]; break }
             }
             let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
                                          byAdministrator: isRoot,

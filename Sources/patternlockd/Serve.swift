@@ -51,7 +51,7 @@ extension PatternLockd {
             umask(0o077)
             signal(SIGPIPE, SIG_IGN)
             let store: Store
-            do { store = try Store(directory: stateDir) } catch { return try die(error.description) }
+            do { store = try Store(directory: stateDir, exclusive: true) } catch { return try die(error.description) }
             var env: [String: String] = [:]
             if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
             let key = KeyFile.resolvePath(configured: keyFile, environment: env)

@@ -280,3 +280,22 @@ def test_help_teaches(daemon):
     assert "1 2 3" in r.stdout and "reset" in r.stdout
     r = subprocess.run([str(DAEMON), "reset"], capture_output=True, text=True)
     assert r.returncode != 0 and "Say which user to unlock" in r.stderr
+
+
+def test_a_second_daemon_on_the_same_state_dir_refuses_to_start(daemon, shared_tmp):
+    other = [str(DAEMON), "serve", "--socket", str(shared_tmp / "other.sock"), "--state-dir", daemon.state_dir,
+             "--key-file", daemon.key_file, "--iterations", "600000"]
+    r = subprocess.run(other, capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "Another patternlockd is already using the state directory" in r.stderr
+    assert daemon.request("PING") == "PONG version=1"
+
+
+def test_only_root_chooses_the_iteration_count(daemon, test_user):
+    pw = subprocess.run(["id", "-u", test_user], capture_output=True, text=True).stdout.strip()
+    env = dict(os.environ, PATTERNLOCK_SOCKET=daemon.socket)
+    r = subprocess.run(["setpriv", f"--reuid={pw}", "--regid=65534", "--clear-groups", str(DAEMON), "enroll",
+                        "--iterations", "900000000"], input="1234\n1234\n", capture_output=True, text=True, env=env)
+    assert r.returncode == 6 and "Only root can choose the iteration count" in r.stderr
+    assert daemon.request(f"VERIFY user={test_user} pattern=1234") == "NOT_ENROLLED"
+    r = daemon.cli("enroll", test_user, "--iterations", "700000", input="1234\n1234\n")
+    assert r.returncode == 0 and "700000" in r.stdout

@@ -25,7 +25,11 @@ public struct Store: Sendable {
     /// Opens (creating with mode 0700 when missing) and checks the state directory:
     /// it must be a real directory owned by this user and not writable by group or
     /// others. Stale temp files left by a crash are removed.
-    public init(directory: String) throws(Store.Error) {
+    ///
+    /// `exclusive` (the daemon) first takes a lock on `.lock` in the directory for
+    /// the life of the process, so a second daemon on the same directory stops
+    /// before it can remove the first one's temp files mid-write.
+    public init(directory: String, exclusive: Bool = false) throws(Store.Error) {
         self.directory = directory
         switch Sys.lstat(directory) {
         case .failure(let e) where e == .noEntry:
@@ -49,7 +53,23 @@ public struct Store: Sendable {
         guard st.st_mode & 0o022 == 0 else {
             throw .unsafeDirectory("The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)")
         }
+        if exclusive { try lockDirectory() }
         removeStaleTempFiles()
+    }
+
+    private func lockDirectory() throws(Store.Error) {
+        let path = "\(directory)/.lock"
+        guard case .success(let fd) = Sys.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) else {
+            throw .io("Cannot open \(path)", .current)
+        }
+        // The descriptor stays open (and locked) until the process exits.
+        if case .failure(let e) = Sys.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) {
+            Sys.close(fd)
+            if e.rawValue == EWOULDBLOCK {
+                throw .unsafeDirectory("Another patternlockd is already using the state directory \(directory). Stop it first (systemctl stop patternlockd), or give this one its own --state-dir.")
+            }
+            throw .io("Cannot lock \(path)", e)
+        }
     }
 
     /// Temp files are named `.USER.tmp.RANDOM`; user names never start with a dot.
