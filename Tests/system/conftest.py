@@ -176,3 +176,22 @@ def make_daemon(shared_tmp):
     yield make
     for d in made:
         d.stop()
+
+
+@pytest.fixture
+def make_users():
+    """Real local users (root's ENROLL checks the password database), removed afterwards."""
+    made = []
+
+    def make(n=1):
+        names = []
+        for _ in range(n):
+            name = unique("plt")
+            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
+            made.append(name)
+            names.append(name)
+        return names
+
+    yield make
+    for name in made:
+        subprocess.run(["userdel", name], check=False)

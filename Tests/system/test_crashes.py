@@ -20,7 +20,12 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply, read_line, unique
+from conftest import Daemon, parse_reply, read_line
+
+
+def records(daemon):
+    """The state dir's records: every file but the daemon's `.lock`."""
+    return sorted(n for n in os.listdir(daemon.state_dir) if n != ".lock")
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 MAX_FAILURES = 5
@@ -35,23 +40,6 @@ def figure(name, text):
         with open(path, "a") as f:
             f.write(line + "\n")
 
-
-@pytest.fixture
-def make_users():
-    made = []
-
-    def make(n=1):
-        names = []
-        for _ in range(n):
-            name = unique("plc")
-            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
-            made.append(name)
-            names.append(name)
-        return names
-
-    yield make
-    for name in made:
-        subprocess.run(["userdel", name], check=False)
 
 
 def request(daemon, line):
@@ -227,13 +215,13 @@ def test_kill9_during_enrolls_failures_and_resets_loses_nothing(shared_tmp, make
 
             assert os.path.exists(daemon.socket) and stat.S_ISSOCK(os.lstat(daemon.socket).st_mode), \
                 "kill -9 leaves the socket behind"
-            temps = [n for n in os.listdir(daemon.state_dir) if n.startswith(".")]
+            temps = [n for n in os.listdir(daemon.state_dir) if ".tmp." in n]
             figures["temp_left"] += len(temps)
             figures["mid_write_rounds"] += bool(temps)
 
             daemon.start()
-            assert not [n for n in os.listdir(daemon.state_dir) if n.startswith(".")], "stale temp files removed"
-            assert sorted(os.listdir(daemon.state_dir)) == sorted(users), "only whole records remain"
+            assert not [n for n in os.listdir(daemon.state_dir) if ".tmp." in n], "stale temp files removed"
+            assert sorted(records(daemon)) == sorted(users), "only whole records remain"
 
             def check(m):
                 allowed = m.outcomes()
@@ -294,7 +282,7 @@ def test_start_cleans_stale_temp_files_and_a_stale_socket(shared_tmp, make_users
         (state / f".{user}.tmp.ba9876543210").write_text("patternlock-record-v1\nuser=" + user + "\ncred")
         assert stat.S_ISSOCK(os.lstat(daemon.socket).st_mode)
         daemon.start()
-        assert sorted(os.listdir(daemon.state_dir)) == [user]
+        assert records(daemon) == [user]
         assert daemon.request(f"VERIFY user={user} pattern=7415") == "OK"
 
         # A socket file nobody listens on (bound, then the process died) is replaced too.
@@ -309,6 +297,11 @@ def test_start_cleans_stale_temp_files_and_a_stale_socket(shared_tmp, make_users
         # But a live daemon on the socket is never displaced.
         second = Daemon(shared_tmp)
         r = subprocess.run(second.args(), capture_output=True, text=True, timeout=30)
+        # (Its state dir lock stops it first; with its own state dir, the socket would.)
+        assert r.returncode != 0 and "Another patternlockd is already" in r.stderr, r.stderr
+        other_state = Daemon(shared_tmp)
+        other_state.state_dir = str(shared_tmp / "state2")
+        r = subprocess.run(other_state.args(), capture_output=True, text=True, timeout=30)
         assert r.returncode != 0 and "already listening" in r.stderr, r.stderr
         assert daemon.request("PING") == "PONG version=1"
     finally:

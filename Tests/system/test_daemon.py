@@ -10,21 +10,17 @@ import time
 
 import pytest
 
-from conftest import DAEMON, SYSTEM_PYTHON, Daemon, parse_reply, read_line, unique
+from conftest import DAEMON, SYSTEM_PYTHON, Daemon, parse_reply, read_line
 
 PATTERN = "1397"          # normalizes to 1-2-3-6-9-8-7
 WRONG = "9856"
 
 
 @pytest.fixture
-def test_user():
+def test_user(make_users):
     """A real local user (enroll checks the password database), removed afterwards."""
-    name = unique("plt")
-    subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
-    try:
-        yield name
-    finally:
-        subprocess.run(["userdel", name], check=False)
+    (name,) = make_users(1)
+    return name
 
 
 def verify(daemon, user, pattern, as_user=None):

@@ -20,9 +20,7 @@ import subprocess
 import threading
 import time
 
-import pytest
-
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, unique
+from conftest import SYSTEM_PYTHON, parse_reply, read_line
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -92,24 +90,6 @@ def percentiles(samples):
 def ms(seconds):
     return f"{seconds * 1000:.1f} ms"
 
-
-@pytest.fixture
-def make_users():
-    """Real local users (root's ENROLL checks the password database), removed afterwards."""
-    made = []
-
-    def make(n=1):
-        names = []
-        for _ in range(n):
-            name = unique("plh")
-            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
-            made.append(name)
-            names.append(name)
-        return names
-
-    yield make
-    for name in made:
-        subprocess.run(["userdel", name], check=False)
 
 
 def setpriv(user):

@@ -16,9 +16,7 @@ import subprocess
 import threading
 import time
 
-import pytest
-
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, unique
+from conftest import SYSTEM_PYTHON, parse_reply, read_line
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -50,23 +48,6 @@ def request(daemon, line, timeout=60.0):
         s.sendall(line.encode() + b"\n")
         return read_line(s)
 
-
-@pytest.fixture
-def make_users():
-    made = []
-
-    def make(n=1):
-        names = []
-        for _ in range(n):
-            name = unique("plr")
-            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
-            made.append(name)
-            names.append(name)
-        return names
-
-    yield make
-    for name in made:
-        subprocess.run(["userdel", name], check=False)
 
 
 # Runs as another uid: each stdin line is a request (new connection, reply printed)
