@@ -128,6 +128,11 @@ def read_line(s):
     return buf.decode(errors="replace").rstrip("\n")
 
 
+def records(daemon):
+    """The user records in a daemon's state dir: every file but its `.lock`."""
+    return sorted(n for n in os.listdir(daemon.state_dir) if n != ".lock")
+
+
 def parse_reply(line):
     """'FAIL remaining=3' -> ('FAIL', {'remaining': '3'})"""
     from urllib.parse import unquote

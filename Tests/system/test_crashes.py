@@ -20,12 +20,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply, read_line
-
-
-def records(daemon):
-    """The state dir's records: every file but the daemon's `.lock`."""
-    return sorted(n for n in os.listdir(daemon.state_dir) if n != ".lock")
+from conftest import Daemon, parse_reply, read_line, records
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 MAX_FAILURES = 5

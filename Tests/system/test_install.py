@@ -461,7 +461,8 @@ def booted_system():
         with open(log, "wb") as out:
             proc = subprocess.Popen(
                 ["systemd-nspawn", "--quiet", "--register=no", "--keep-unit", "--link-journal=no",
-                 "--private-network", "--directory", str(merged), "--boot", "--console=passive"],
+                 "--private-network", "--directory", str(merged), f"--bind-ro={ROOT}",
+                 "--boot", "--console=passive"],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         deadline = time.monotonic() + 120
         system = None

@@ -143,8 +143,8 @@ class RecordWatcher(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             for name in os.listdir(self.state_dir):
-                if name.startswith("."):
-                    self.temp_seen += 1
+                if name.startswith("."):        # a temp file mid-write, or the daemon's .lock
+                    self.temp_seen += ".tmp." in name
                     continue
                 try:
                     data = pathlib.Path(self.state_dir, name).read_bytes()
@@ -365,7 +365,7 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
             assert first == "OK" or request(daemon, f"VERIFY user={u} pattern={b}") == "OK", \
                 "the pattern is one of the two enrolled"
             assert request(daemon, f"VERIFY user={u} pattern=12") == "INVALID reason=too_short"  # the OK's write is done
-        assert not [n for n in os.listdir(daemon.state_dir) if n.startswith(".")], "a temp file was left behind"
+        assert not [n for n in os.listdir(daemon.state_dir) if ".tmp." in n], "a temp file was left behind"
 
     watcher.finish()
     figure("race-mixed", f"{rounds} rounds x {n_users} users, {totals['requests']} racing requests: "
