@@ -22,14 +22,14 @@ extension PatternLockd {
         }
 
         func run() throws {
-            let request: Request = all ? .resetAll : .reset(user: user!)
+            let request: Request = all ? .resetAll : .reset(user: user ?? "")
             do {
                 let reply = try DaemonConnection.request(request, socket: socketOptions.path)
                 guard case .okCount(let n) = reply else { throw failure(for: reply, user: user ?? "every user") }
                 if all {
                     print("Cleared the failure counts of \(n) user\(n == 1 ? "" : "s").")
                 } else {
-                    print("\(user!) is unlocked: failure count cleared.")
+                    print("\(user ?? "") is unlocked: failure count cleared.")
                 }
             } catch let error as ClientError {
                 throw fail(error)

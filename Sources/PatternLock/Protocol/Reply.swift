@@ -79,6 +79,7 @@ public enum Reply: Equatable, Sendable {
             return n
         }
         let keys = line.fields.map(\.key)
+        let value = { (k: String) in line[k] ?? "" }  // present: the key list is matched first
         switch (line.verb, keys) {
         case ("OK", []): self = .ok
         case ("OK", ["iterations"]): guard let n = int("iterations") else { return nil }; self = .okIterations(Int(n))
@@ -86,12 +87,12 @@ public enum Reply: Equatable, Sendable {
         case ("FAIL", ["remaining"]): guard let n = int("remaining", 0...1000) else { return nil }; self = .fail(remaining: Int(n))
         case ("LOCKED", ["retry_after"]): guard let n = int("retry_after") else { return nil }; self = .locked(retryAfter: n)
         case ("NOT_ENROLLED", []): self = .notEnrolled
-        case ("INVALID", ["reason"]): self = .invalid(reason: line["reason"]!)
+        case ("INVALID", ["reason"]): self = .invalid(reason: value("reason"))
         case ("DENIED", []): self = .denied
         case ("BUSY", []): self = .busy
-        case ("ERROR", ["message"]): self = .error(line["message"]!)
+        case ("ERROR", ["message"]): self = .error(value("message"))
         case ("PONG", ["version"]): self = .pong
-        case ("USER", ["user"]): self = .user(line["user"]!)
+        case ("USER", ["user"]): self = .user(value("user"))
         case ("END", []): self = .end
         case ("STATUS", ["user", "enrolled", "failures", "remaining", "locked", "locked_since", "retry_after",
                          "iterations", "corrupt", "recent"]):
@@ -100,14 +101,14 @@ public enum Reply: Equatable, Sendable {
                   let iterations = int("iterations"), let corrupt = int("corrupt", 0...1)
             else { return nil }
             var recent: [FailureEntry] = []
-            let raw = line["recent"]!
+            let raw = value("recent")
             if !raw.isEmpty {
                 for item in raw.split(separator: ";", omittingEmptySubsequences: false) {
                     guard let e = FailureEntry(encoded: item) else { return nil }
                     recent.append(e)
                 }
             }
-            self = .status(UserStatus(user: line["user"]!, enrolled: enrolled == 1, corrupt: corrupt == 1,
+            self = .status(UserStatus(user: value("user"), enrolled: enrolled == 1, corrupt: corrupt == 1,
                                       failures: Int(failures), remaining: Int(remaining), locked: locked == 1,
                                       lockedSince: since, retryAfter: retry, iterations: Int(iterations), recent: recent))
         default:

@@ -42,8 +42,12 @@ public enum Request: Equatable, Sendable {
             for f in line.fields where !allowed.contains(f.key) { throw .malformed("unknown_key") }
             for r in required where line[r] == nil { throw .malformed("missing_\(r)") }
         }
+        func value(_ key: String) throws(Line.ParseError) -> String {
+            guard let v = line[key] else { throw .malformed("missing_\(key)") }
+            return v
+        }
         func user() throws(Line.ParseError) -> String {
-            let u = line["user"]!
+            let u = try value("user")
             guard UserName.isValid(u) else { throw .malformed("bad_user") }
             return u
         }
@@ -56,7 +60,7 @@ public enum Request: Equatable, Sendable {
             self = .status(user: try user())
         case "VERIFY":
             try only(["user", "pattern", "service", "tty", "rhost", "ruser"], required: ["user", "pattern"])
-            self = .verify(user: try user(), pattern: line["pattern"]!,
+            self = .verify(user: try user(), pattern: try value("pattern"),
                            context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
                                                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
         case "ENROLL":
@@ -66,7 +70,7 @@ public enum Request: Equatable, Sendable {
                 guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
                 iterations = n
             }
-            self = .enroll(user: try user(), pattern: line["pattern"]!, current: line["current"], iterations: iterations)
+            self = .enroll(user: try user(), pattern: try value("pattern"), current: line["current"], iterations: iterations)
         case "REMOVE":
             try only(["user", "current"], required: ["user"])
             self = .remove(user: try user(), current: line["current"])

@@ -71,7 +71,8 @@ public enum KeyFile {
             throw .problem("The key file \(path) must hold exactly \(Pepper.size) bytes; it holds \(st.st_size). Restore it from a backup: without it no enrolled pattern can be verified.")
         }
         defer { wipe(&bytes) }
-        return Pepper(bytes: bytes)!
+        guard let pepper = Pepper(bytes: bytes) else { throw .problem("The key file \(path) must hold exactly \(Pepper.size) bytes.") }
+        return pepper
     }
 
     private static func createKey(_ path: String) throws(KeyFile.Error) {
