@@ -295,3 +295,18 @@ def test_only_root_chooses_the_iteration_count(daemon, test_user):
     assert daemon.request(f"VERIFY user={test_user} pattern=1234") == "NOT_ENROLLED"
     r = daemon.cli("enroll", test_user, "--iterations", "700000", input="1234\n1234\n")
     assert r.returncode == 0 and "700000" in r.stdout
+
+
+def test_status_right_after_a_success_shows_the_cleared_count(daemon, test_user):
+    """A verify answers OK before it clears the count on disk; a STATUS sent the
+    moment OK arrives must still see the cleared count, never a stale lock."""
+    daemon.enroll(test_user, PATTERN)
+    for _ in range(20):
+        for _ in range(4):
+            daemon.request(f"VERIFY user={test_user} pattern={WRONG}")
+        with daemon.connect() as a, daemon.connect() as b:
+            a.sendall(f"VERIFY user={test_user} pattern={PATTERN}\n".encode())
+            assert read_line(a) == "OK"
+            b.sendall(f"STATUS user={test_user}\n".encode())    # another connection, at once
+            _, st = parse_reply(read_line(b))
+        assert (st["failures"], st["locked"]) == ("0", "0")

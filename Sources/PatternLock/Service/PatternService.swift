@@ -196,7 +196,15 @@ public final class PatternService: Sendable {
         return .success(changed)
     }
 
+    /// Under the user's lock, like every other request about the user: a verify
+    /// answers OK before it clears the count on disk, and a status read in between
+    /// must not show the old count (or a lock the success has lifted). It waits at
+    /// most for one hash of that user.
     public func status(user: String) -> UserStatus {
+        locks.withLock(user) { unlockedStatus(user: user) }
+    }
+
+    private func unlockedStatus(user: String) -> UserStatus {
         let now = clock()
         switch store.load(user) {
         case .missing:
