@@ -200,3 +200,23 @@ def make_users():
     yield make
     for name in made:
         subprocess.run(["userdel", name], check=False)
+
+
+# Valid patterns typed dot by dot: no move passes over a dot not yet used, so the
+# typed digits are the normalized pattern.
+MIDDLE = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
+MIDDLE.update({(b, a): m for (a, b), m in list(MIDDLE.items())})
+
+
+def random_pattern(rng, length, avoid=()):
+    """A valid pattern of `length` dots typed dot by dot, none of `avoid`."""
+    while True:
+        path = [rng.randint(1, 9)]
+        while len(path) < length:
+            options = [d for d in range(1, 10) if d not in path and MIDDLE.get((path[-1], d), path[0]) in path]
+            if not options:
+                break
+            path.append(rng.choice(options))
+        typed = "".join(map(str, path))
+        if len(path) == length and typed not in avoid:
+            return typed

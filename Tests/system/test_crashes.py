@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply, read_line, records
+from conftest import Daemon, parse_reply, read_line, records, random_pattern
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 MAX_FAILURES = 5
@@ -46,21 +46,6 @@ def request(daemon, line):
         return read_line(s)
 
 
-MIDDLE = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
-MIDDLE.update({(b, a): m for (a, b), m in list(MIDDLE.items())})
-
-
-def random_pattern(rng, length):
-    """A valid pattern typed dot by dot (no move passes over an unused dot), never WRONG."""
-    while True:
-        path = [rng.randint(1, 9)]
-        while len(path) < length:
-            options = [d for d in range(1, 10) if d not in path and MIDDLE.get((path[-1], d), path[0]) in path]
-            if not options:
-                break
-            path.append(rng.choice(options))
-        if len(path) == length and "".join(map(str, path)) != WRONG:
-            return "".join(map(str, path))
 
 
 class Unsent(Exception):
@@ -148,7 +133,7 @@ def work(daemon, model, rng, stop, errors, ops):
     try:
         while not stop.is_set():
             op = rng.choice(ops)
-            arg = random_pattern(rng, rng.randint(4, 9)) if op == "enroll" else None
+            arg = random_pattern(rng, rng.randint(4, 9), avoid=(WRONG,)) if op == "enroll" else None
             line = {"wrong": f"VERIFY user={model.name} pattern={WRONG} service=crash",
                     "right": f"VERIFY user={model.name} pattern={model.pattern} service=crash",
                     "reset": f"RESET user={model.name}",
@@ -188,7 +173,7 @@ def test_kill9_during_enrolls_failures_and_resets_loses_nothing(shared_tmp, make
     daemon.start()
     models = []
     for u in users:
-        p = random_pattern(rng, rng.randint(4, 9))
+        p = random_pattern(rng, rng.randint(4, 9), avoid=(WRONG,))
         daemon.enroll(u, p)
         models.append(UserModel(u, p))
     figures = {"in_flight": 0, "enroll_new": 0, "count_kept_high": 0, "temp_left": 0, "mid_write_rounds": 0}

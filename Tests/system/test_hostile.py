@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, records
+from conftest import SYSTEM_PYTHON, parse_reply, read_line, records, random_pattern
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -716,22 +716,6 @@ def test_client_supplied_fields_cannot_forge_log_fields(daemon, make_users):
     assert not any(line.startswith("fake") for line in daemon.read_log().splitlines()), "a value broke the line"
 
 
-# Valid patterns typed dot by dot: no move passes over a dot not yet used, so the
-# typed digits are the normalized pattern.
-MIDDLE = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
-MIDDLE.update({(b, a): m for (a, b), m in list(MIDDLE.items())})
-
-
-def random_pattern(rng, length):
-    while True:
-        path = [rng.randint(1, 9)]
-        while len(path) < length:
-            options = [d for d in range(1, 10) if d not in path and MIDDLE.get((path[-1], d), path[0]) in path]
-            if not options:
-                break
-            path.append(rng.choice(options))
-        if len(path) == length:
-            return "".join(map(str, path))
 
 
 def test_no_pattern_reaches_the_log_a_record_or_the_command_line(daemon, make_users):

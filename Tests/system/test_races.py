@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 
-from conftest import SYSTEM_PYTHON, parse_reply, read_line
+from conftest import SYSTEM_PYTHON, parse_reply, read_line, random_pattern
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -83,21 +83,6 @@ def as_user(daemon, user, lines):
     return r.stdout.splitlines()
 
 
-MIDDLE = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
-MIDDLE.update({(b, a): m for (a, b), m in list(MIDDLE.items())})
-
-
-def random_pattern(rng, length):
-    """A valid pattern typed dot by dot (no move passes over an unused dot)."""
-    while True:
-        path = [rng.randint(1, 9)]
-        while len(path) < length:
-            options = [d for d in range(1, 10) if d not in path and MIDDLE.get((path[-1], d), path[0]) in path]
-            if not options:
-                break
-            path.append(rng.choice(options))
-        if len(path) == length:
-            return "".join(map(str, path))
 
 
 def run_together(targets):
