@@ -86,13 +86,16 @@ class Daemon:
         self.stop()
         return self.start()
 
-    def connect(self, timeout=30.0):
+    def connect(self, timeout=60.0):
+        """A client connection. Connect blocking, then set the timeout: a Unix socket
+        with a timeout is non-blocking underneath, and its connect fails with EAGAIN
+        whenever the listen backlog is momentarily full."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
         s.connect(self.socket)
+        s.settimeout(timeout)
         return s
 
-    def request(self, line, timeout=30.0):
+    def request(self, line, timeout=60.0):
         """Send one request line, return the reply line without its LF."""
         with self.connect(timeout) as s:
             s.sendall(line.encode() + b"\n")
@@ -126,6 +129,16 @@ def read_line(s):
             break
         buf += chunk
     return buf.decode(errors="replace").rstrip("\n")
+
+
+def figure(name, text):
+    """Print a measured figure; with $PATTERNLOCK_FIGURES, also append it there (make stress)."""
+    line = f"FIGURE {name}: {text}"
+    print("\n" + line)
+    path = os.environ.get("PATTERNLOCK_FIGURES")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
 
 
 def records(daemon):

@@ -20,32 +20,11 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply, read_line, records, random_pattern
+from conftest import Daemon, parse_reply, read_line, records, random_pattern, figure
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 MAX_FAILURES = 5
 WRONG = "9856"
-
-
-def figure(name, text):
-    line = f"FIGURE {name}: {text}"
-    print("\n" + line)
-    path = os.environ.get("PATTERNLOCK_FIGURES")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
-
-
-
-def request(daemon, line):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(daemon.socket)
-    s.settimeout(60)
-    with s:
-        s.sendall(line.encode() + b"\n")
-        return read_line(s)
-
-
 
 
 class Unsent(Exception):
@@ -152,14 +131,14 @@ def work(daemon, model, rng, stop, errors, ops):
 
 def observe(daemon, model):
     """After the restart: the stored (pattern, failures), found without trusting the model."""
-    _, st = parse_reply(request(daemon, f"STATUS user={model.name}"))
+    _, st = parse_reply(daemon.request(f"STATUS user={model.name}"))
     assert (st["enrolled"], st["corrupt"]) == ("1", "0"), st
     failures = int(st["failures"])
     assert st["locked"] == ("1" if failures >= MAX_FAILURES else "0"), st
-    assert request(daemon, f"RESET user={model.name}") == "OK count=1"
+    assert daemon.request(f"RESET user={model.name}") == "OK count=1"
     candidates = [model.pattern] + [arg for op, arg in [model.in_flight or (None, None)] if op == "enroll"]
     for p in candidates:
-        if request(daemon, f"VERIFY user={model.name} pattern={p}") == "OK":
+        if daemon.request(f"VERIFY user={model.name} pattern={p}") == "OK":
             return p, failures
     return None, failures
 

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, records, random_pattern
+from conftest import SYSTEM_PYTHON, parse_reply, read_line, records, random_pattern, figure
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -36,14 +36,6 @@ if _soft != resource.RLIM_INFINITY and _soft < 8192:
 
 # ---------------------------------------------------------------- helpers
 
-def figure(name, text):
-    line = f"FIGURE {name}: {text}"
-    print("\n" + line)
-    path = os.environ.get("PATTERNLOCK_FIGURES")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
-
 
 def proc_status(pid):
     """VmRSS and VmHWM in kB and the thread count of a process."""
@@ -54,22 +46,6 @@ def proc_status(pid):
             if key in ("VmRSS", "VmHWM", "Threads"):
                 out[key] = int(value.split()[0])
     return out
-
-
-def connect(daemon, timeout=30.0):
-    """A client connection. Connect blocking: a Unix socket with a timeout is
-    non-blocking underneath, and its connect fails with EAGAIN whenever the listen
-    backlog is momentarily full (the PAM module retries that until its deadline)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(daemon.socket)
-    s.settimeout(timeout)
-    return s
-
-
-def request(daemon, line, timeout=30.0):
-    with connect(daemon, timeout) as s:
-        s.sendall(line.encode() + b"\n")
-        return read_line(s)
 
 
 def wait_for_threads(pid, at_most, timeout=10.0):
@@ -89,7 +65,6 @@ def percentiles(samples):
 
 def ms(seconds):
     return f"{seconds * 1000:.1f} ms"
-
 
 
 def setpriv(user):
@@ -209,7 +184,7 @@ def test_hundreds_of_idle_connections_are_dropped_and_memory_stays_bounded(daemo
         conns = []                                   # [socket, connected at, kind, received, closed at]
         t0 = time.monotonic()
         for i in range(per_wave):
-            s = connect(daemon)
+            s = daemon.connect()
             kind = ("drip", "half")[i % 2] if i % 8 < 2 else "silent"
             if kind == "half":
                 s.sendall(b"STATUS user=ro")       # half a line, then silence
@@ -298,7 +273,7 @@ def test_a_flood_of_new_connections_leaves_the_daemon_up_and_small(daemon):
             k += 1
             local["connections"] += 1
             try:
-                s = connect(daemon)
+                s = daemon.connect()
                 mode = (k + worker) % 4
                 if mode == 1:
                     s.sendall(b"STATUS us")
@@ -318,7 +293,7 @@ def test_a_flood_of_new_connections_leaves_the_daemon_up_and_small(daemon):
     def sample():
         while not stop.is_set():
             t = time.monotonic()
-            reply = request(daemon, "STATUS user=root")
+            reply = daemon.request("STATUS user=root")
             status_latency.append(time.monotonic() - t)
             assert reply.startswith("STATUS user=root"), reply
             st = proc_status(pid)
@@ -372,7 +347,7 @@ def test_status_answers_promptly_while_both_cores_hash(daemon, make_users):
         user = busy_users[i % n_users]
         n = 0
         while not stop.is_set():
-            reply = request(daemon, f"VERIFY user={user} pattern={PATTERN} service=stress")
+            reply = daemon.request(f"VERIFY user={user} pattern={PATTERN} service=stress")
             if reply != "OK":
                 bad.append(reply)
             n += 1
@@ -391,12 +366,12 @@ def test_status_answers_promptly_while_both_cores_hash(daemon, make_users):
     next_verify = t0
     while time.monotonic() - t0 < seconds:
         t = time.monotonic()
-        reply = request(daemon, f"STATUS user={quiet}")
+        reply = daemon.request(f"STATUS user={quiet}")
         status_lat.append(time.monotonic() - t)
         assert reply.startswith(f"STATUS user={quiet} enrolled=1"), reply
         if t >= next_verify:
             t = time.monotonic()
-            assert request(daemon, f"VERIFY user={quiet} pattern={PATTERN} service=sudo") == "OK"
+            assert daemon.request(f"VERIFY user={quiet} pattern={PATTERN} service=sudo") == "OK"
             verify_lat.append(time.monotonic() - t)
             next_verify = time.monotonic() + 0.5
         time.sleep(0.02)
@@ -724,8 +699,6 @@ def test_client_supplied_fields_cannot_forge_log_fields(daemon, make_users):
     assert len(re.findall(r"\suser=", raw)) == 1, f"a client value forged a user field: {raw}"
     assert "\u202e" not in raw, "a bidirectional override reached the log"
     assert not any(line.startswith("fake") for line in daemon.read_log().splitlines()), "a value broke the line"
-
-
 
 
 def test_no_pattern_reaches_the_log_a_record_or_the_command_line(daemon, make_users):

@@ -11,12 +11,11 @@ import pathlib
 import pwd
 import random
 import re
-import socket
 import subprocess
 import threading
 import time
 
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, random_pattern
+from conftest import SYSTEM_PYTHON, parse_reply, read_line, random_pattern, figure
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"
@@ -25,29 +24,6 @@ MAX_FAILURES = 5
 
 
 # ---------------------------------------------------------------- helpers
-
-def figure(name, text):
-    line = f"FIGURE {name}: {text}"
-    print("\n" + line)
-    path = os.environ.get("PATTERNLOCK_FIGURES")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
-
-
-def connect(daemon, timeout=60.0):
-    """Connect blocking (a socket with a timeout gets EAGAIN while the backlog is full)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(daemon.socket)
-    s.settimeout(timeout)
-    return s
-
-
-def request(daemon, line, timeout=60.0):
-    with connect(daemon, timeout) as s:
-        s.sendall(line.encode() + b"\n")
-        return read_line(s)
-
 
 
 # Runs as another uid: each stdin line is a request (new connection, reply printed)
@@ -81,8 +57,6 @@ def as_user(daemon, user, lines):
                        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return r.stdout.splitlines()
-
-
 
 
 def run_together(targets):
@@ -179,7 +153,7 @@ def test_racing_guesses_across_users_get_exactly_five_evaluations_each(daemon, m
         replies = {u: [] for u in users}
 
         def guess(u):
-            s = connect(daemon)
+            s = daemon.connect()
             barrier.wait()
             s.sendall(f"VERIFY user={u} pattern={WRONG} service=race\n".encode())
             r = read_line(s)
@@ -195,9 +169,9 @@ def test_racing_guesses_across_users_get_exactly_five_evaluations_each(daemon, m
             assert replies[u].count("LOCKED retry_after=0") == per_user - MAX_FAILURES, replies[u]
             results = [r.split(",")[0] for r in verify_log_results(log, u)]
             assert results.count("FAIL") == MAX_FAILURES and results.count("LOCKED") == per_user - MAX_FAILURES
-            _, st = parse_reply(request(daemon, f"STATUS user={u}"))
+            _, st = parse_reply(daemon.request(f"STATUS user={u}"))
             assert (st["failures"], st["locked"]) == ("5", "1"), st
-        assert request(daemon, "RESET all=1") == f"OK count={n_users}"
+        assert daemon.request("RESET all=1") == f"OK count={n_users}"
     watcher.finish()
     figure("race-exact-five", f"{rounds} rounds x {n_users} users x {per_user} simultaneous wrong guesses: "
                               f"exactly 5 evaluations per user per round ({rounds * n_users * 5} in all, "
@@ -241,29 +215,29 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
 
         def guesser(u):
             for _ in range(6):
-                note(u, "guesser", "VERIFY", request(daemon, f"VERIFY user={u} pattern={WRONG} service=race"))
+                note(u, "guesser", "VERIFY", daemon.request(f"VERIFY user={u} pattern={WRONG} service=race"))
                 pause(0, 0.03)
 
         def owner(u):
             for _ in range(3):
                 pause(0.02, 0.1)
-                note(u, "owner", "VERIFY", request(daemon, f"VERIFY user={u} pattern={rng.choice([a, b])} service=owner"))
+                note(u, "owner", "VERIFY", daemon.request(f"VERIFY user={u} pattern={rng.choice([a, b])} service=owner"))
 
         def admin(u):
             for _ in range(3):
                 pause(0.05, 0.15)
-                note(u, "admin", "RESET", request(daemon, f"RESET user={u}"))
+                note(u, "admin", "RESET", daemon.request(f"RESET user={u}"))
 
         def enroller(u):
             for p in (b, a):
                 pause(0.05, 0.2)
-                note(u, "enroller", "ENROLL", request(daemon, f"ENROLL user={u} pattern={p}"))
+                note(u, "enroller", "ENROLL", daemon.request(f"ENROLL user={u} pattern={p}"))
 
         def remover(u):
             pause(0.05, 0.3)
-            note(u, "remover", "REMOVE", request(daemon, f"REMOVE user={u}"))
+            note(u, "remover", "REMOVE", daemon.request(f"REMOVE user={u}"))
             pause(0, 0.03)
-            note(u, "remover", "ENROLL", request(daemon, f"ENROLL user={u} pattern={a}"))
+            note(u, "remover", "ENROLL", daemon.request(f"ENROLL user={u} pattern={a}"))
 
         def self_change(u):
             lines = []
@@ -276,12 +250,12 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
 
         def reset_everyone():
             pause(0.1, 0.3)
-            reset_all.append(request(daemon, "RESET all=1"))
+            reset_all.append(daemon.request("RESET all=1"))
 
         def poll_status():
             while not stop_polling.is_set():
                 for u in users:
-                    _, st = parse_reply(request(daemon, f"STATUS user={u}"))
+                    _, st = parse_reply(daemon.request(f"STATUS user={u}"))
                     assert st["corrupt"] == "0", st
                     assert int(st["failures"]) <= MAX_FAILURES, st
                     status_polls[0] += 1
@@ -303,7 +277,7 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
         # the user's lock, and logged after it. A request that takes the lock and is not
         # counted (an invalid entry) waits for that write; then wait for the log lines.
         for u in users:
-            barrier = request(daemon, f"VERIFY user={u} pattern=12 service=barrier")
+            barrier = daemon.request(f"VERIFY user={u} pattern=12 service=barrier")
             assert barrier in ("INVALID reason=too_short", "LOCKED retry_after=0"), barrier
             events[u].append(("barrier", "VERIFY", barrier))
         deadline = time.monotonic() + 10
@@ -339,17 +313,17 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
             assert len(enroll_fails) == sum(1 for who, _, r in ev if who == "self" and r.startswith("FAIL"))
 
             # Quiet now: the stored count is exact — exactly 5 - f more failures lock.
-            _, st = parse_reply(request(daemon, f"STATUS user={u}"))
+            _, st = parse_reply(daemon.request(f"STATUS user={u}"))
             assert (st["enrolled"], st["corrupt"]) == ("1", "0"), st
             f = int(st["failures"])
             assert st["locked"] == ("1" if f == MAX_FAILURES else "0"), st
-            tail = [request(daemon, f"VERIFY user={u} pattern={WRONG}") for _ in range(MAX_FAILURES - f + 1)]
+            tail = [daemon.request(f"VERIFY user={u} pattern={WRONG}") for _ in range(MAX_FAILURES - f + 1)]
             assert tail == [f"FAIL remaining={n}" for n in reversed(range(MAX_FAILURES - f))] + ["LOCKED retry_after=0"]
-            assert request(daemon, f"RESET user={u}") == "OK count=1"
-            first = request(daemon, f"VERIFY user={u} pattern={a}")
-            assert first == "OK" or request(daemon, f"VERIFY user={u} pattern={b}") == "OK", \
+            assert daemon.request(f"RESET user={u}") == "OK count=1"
+            first = daemon.request(f"VERIFY user={u} pattern={a}")
+            assert first == "OK" or daemon.request(f"VERIFY user={u} pattern={b}") == "OK", \
                 "the pattern is one of the two enrolled"
-            assert request(daemon, f"VERIFY user={u} pattern=12") == "INVALID reason=too_short"  # the OK's write is done
+            assert daemon.request(f"VERIFY user={u} pattern=12") == "INVALID reason=too_short"  # the OK's write is done
         assert not [n for n in os.listdir(daemon.state_dir) if ".tmp." in n], "a temp file was left behind"
 
     watcher.finish()
