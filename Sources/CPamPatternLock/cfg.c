@@ -1,4 +1,4 @@
-/* Module options: socket=PATH timeout=SECONDS debug nogrid quiet. */
+/* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +70,10 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 		cfg->quiet = true;
 		return PL_OPTION_OK;
 	}
+	if (strcmp(arg, "allow_remote") == 0) {
+		cfg->allow_remote = true;
+		return PL_OPTION_OK;
+	}
 	return PL_OPTION_UNKNOWN;
 }
 
@@ -106,7 +110,8 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 	}
 	if (cfg->debug)
 		pam_syslog(pamh, LOG_DEBUG,
-			   "socket=%s timeout=%d nogrid=%d quiet=%d",
+			   "socket=%s timeout=%d nogrid=%d quiet=%d "
+			   "allow_remote=%d",
 			   cfg->socket_path, cfg->timeout, cfg->nogrid,
-			   cfg->quiet);
+			   cfg->quiet, cfg->allow_remote);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <security/pam_appl.h>
 #include <security/pam_ext.h>
@@ -291,6 +292,28 @@ static int overlong_entry(const struct session *s, const char *entry)
 	return PAM_AUTH_ERR;
 }
 
+/* A login from another machine is not asked (see pl_session_is_remote). */
+static bool skip_remote(const struct session *s)
+{
+	const char *rhost = item_string(s->pamh, PAM_RHOST);
+	const char *tty = item_string(s->pamh, PAM_TTY);
+	char hostname[256];
+
+	if (s->cfg.allow_remote)
+		return false;
+	if (gethostname(hostname, sizeof(hostname)) != 0)
+		hostname[0] = '\0';
+	hostname[sizeof(hostname) - 1] = '\0';
+	if (!pl_session_is_remote(rhost, tty, hostname))
+		return false;
+	if (s->cfg.debug)
+		pam_syslog(s->pamh, LOG_DEBUG,
+			   "remote login (rhost=%s tty=%s): pattern unlock "
+			   "skipped; allow_remote is not set",
+			   rhost ? rhost : "", tty ? tty : "");
+	return true;
+}
+
 PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 				  const char **argv)
 {
@@ -303,6 +326,13 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	int ret;
 
 	pl_cfg_load(pamh, argc, argv, &s.cfg);
+
+	/* Before anything is asked or sent to the daemon: a remote client
+	 * (sshd) would answer the pattern prompt with its password. */
+	if (skip_remote(&s)) {
+		ret = PAM_AUTHINFO_UNAVAIL;
+		goto done;
+	}
 
 	ret = pam_get_user(pamh, &s.user, NULL);
 	if (ret != PAM_SUCCESS) {

@@ -9,18 +9,18 @@ struct ConfigTests {
         #expect(ignored == 0)
         #expect(socketPath(config) == "/run/patternlock/socket")
         #expect(config.timeout == 3)
-        #expect(!config.debug && !config.nogrid && !config.quiet)
+        #expect(!config.debug && !config.nogrid && !config.quiet && !config.allow_remote)
     }
 
     @Test("every option is applied")
     func everyOption() {
         let (config, ignored) = parsedConfig([
-            "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet",
+            "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet", "allow_remote",
         ])
         #expect(ignored == 0)
         #expect(socketPath(config) == "/tmp/pl/socket")
         #expect(config.timeout == 7)
-        #expect(config.debug && config.nogrid && config.quiet)
+        #expect(config.debug && config.nogrid && config.quiet && config.allow_remote)
     }
 
     @Test("the last of a repeated option wins")

@@ -3,10 +3,12 @@
  * PAM configuration directory (pam_start_confdir, Linux-PAM >= 1.4), so no
  * file under /etc/pam.d is touched.
  *
- *   pam_harness [--silent] [--tty=T] [--rhost=R] [--ruser=U]
+ *   pam_harness [--silent] [--repeat] [--tty=T] [--rhost=R] [--ruser=U]
  *               CONFDIR SERVICE USER [ANSWER...]
  *
- * Each echo-off or echo-on prompt takes the next ANSWER; "@null" answers with
+ * Each echo-off or echo-on prompt takes the next ANSWER; with --repeat every
+ * prompt takes the first ANSWER, as sshd answers each echo-off prompt with the
+ * password its client typed; "@null" answers with
  * a NULL response, "@fail" makes the conversation fail; with no answers left
  * the conversation fails too. Every message and prompt is printed on its own
  * line as "<STYLE> <text>" with \\, \n and other control bytes escaped, and
@@ -21,6 +23,7 @@
 struct answers {
 	char **next;
 	int left;
+	int repeat;
 };
 
 static void print_escaped(const char *style, const char *text)
@@ -82,8 +85,10 @@ static int conversation(int n, const struct pam_message **msg,
 		}
 		if (strcmp(answers->next[0], "@null") != 0)
 			r[i].resp = strdup(answers->next[0]);
-		answers->next++;
-		answers->left--;
+		if (!answers->repeat) {
+			answers->next++;
+			answers->left--;
+		}
 	}
 	*resp = r;
 	return PAM_SUCCESS;
@@ -92,7 +97,7 @@ static int conversation(int n, const struct pam_message **msg,
 int main(int argc, char **argv)
 {
 	const char *tty = NULL, *rhost = NULL, *ruser = NULL;
-	struct answers answers;
+	struct answers answers = { 0 };
 	struct pam_conv conv = { conversation, &answers };
 	pam_handle_t *pamh = NULL;
 	int flags = 0;
@@ -102,6 +107,8 @@ int main(int argc, char **argv)
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
 		if (strcmp(argv[i], "--silent") == 0)
 			flags |= PAM_SILENT;
+		else if (strcmp(argv[i], "--repeat") == 0)
+			answers.repeat = 1;
 		else if (strncmp(argv[i], "--tty=", 6) == 0)
 			tty = argv[i] + 6;
 		else if (strncmp(argv[i], "--rhost=", 8) == 0)
@@ -112,7 +119,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i < 3) {
-		fprintf(stderr, "usage: %s [--silent] [--tty=T] [--rhost=R] "
+		fprintf(stderr, "usage: %s [--silent] [--repeat] [--tty=T] [--rhost=R] "
 				"[--ruser=U] CONFDIR SERVICE USER [ANSWER...]\n",
 			argv[0]);
 		return 2;

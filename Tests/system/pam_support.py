@@ -121,13 +121,20 @@ class Pam:
         self.confdir.mkdir(exist_ok=True)
 
     def authenticate(self, user, *answers, args=(), silent=False, tty=None, rhost=None,
-                     ruser=None, timeout=60):
-        (self.confdir / self.service).write_text(
-            f"auth required {self.module} {' '.join(args)}\n"
-            "account required pam_permit.so\n")
+                     ruser=None, timeout=60, stack=None, repeat=False):
+        """pam_authenticate for `user`. `stack`: the auth lines of the service instead
+        of the module alone, with {module} standing for the built module's path.
+        `repeat`: every prompt gets the first answer, as sshd answers them."""
+        if stack is None:
+            auth = f"auth required {self.module} {' '.join(args)}\n"
+        else:
+            auth = "".join(line.replace("{module}", str(self.module)) + "\n" for line in stack)
+        (self.confdir / self.service).write_text(auth + "account required pam_permit.so\n")
         cmd = [str(self.harness)]
         if silent:
             cmd.append("--silent")
+        if repeat:
+            cmd.append("--repeat")
         for name, value in (("tty", tty), ("rhost", rhost), ("ruser", ruser)):
             if value is not None:
                 cmd.append(f"--{name}={value}")
@@ -246,6 +253,22 @@ def create_user(name):
     subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True,
                    capture_output=True)
     return pwd.getpwnam(name)
+
+
+def set_password(name, password):
+    subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True,
+                   capture_output=True)
+
+
+def documented_stack(path=ROOT / "pam" / "pam.d-example"):
+    """The auth lines of a documented common-auth (what pam-auth-update writes),
+    with the module's path as {module} so the built module is the one loaded."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if line.startswith("auth"):
+            lines.append(line.replace("pam_patternlock.so", "{module}"))
+    assert lines, f"no auth line in {path}"
+    return lines
 
 
 def remove_user(name):

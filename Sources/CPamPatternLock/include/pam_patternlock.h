@@ -39,6 +39,7 @@ struct pl_config {
 	bool debug;
 	bool nogrid;
 	bool quiet;
+	bool allow_remote; /* also ask remote logins (PAM_RHOST of another host) */
 };
 
 enum pl_option_result {
@@ -121,6 +122,16 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 			      const char *pattern, const char *service,
 			      const char *tty, const char *rhost,
 			      const char *ruser);
+
+/*
+ * True when the login comes from another machine: PAM_RHOST names a host other
+ * than this one (NULL, empty, localhost, 127.0.0.1, ::1 and hostname are
+ * local), or PAM_TTY is "ssh" (what sshd sets while it authenticates). Such
+ * logins are not asked for a pattern unless the allow_remote option is given:
+ * sshd answers every echo-off prompt with the password the client typed.
+ */
+bool pl_session_is_remote(const char *rhost, const char *tty,
+			  const char *hostname);
 
 /* The grid shown before the prompt. Returns the length, or -1 when it does
  * not fit. */
