@@ -12,6 +12,9 @@
 # systemd runs; it never edits /etc/pam.d.
 
 SBINDIR      ?= $(PREFIX)/sbin
+# Users run `patternlockd enroll` themselves, and sbin is not on their PATH: the
+# same program is linked into bin.
+BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
 DOCDIR       ?= $(PREFIX)/share/doc/patternlock
 UNITDIR      ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system),$(PREFIX)/lib/systemd/system)
@@ -21,6 +24,7 @@ PAMCONFIGDIR ?= /usr/share/pam-configs
 # Every file install puts down, as DESTDIR-less paths (uninstall removes these).
 INSTALLED_FILES = \
 	$(SBINDIR)/patternlockd \
+	$(BINDIR)/patternlockd \
 	$(PAMDIR)/pam_patternlock.so \
 	$(UNITDIR)/patternlockd.service \
 	$(UNITDIR)/patternlockd.socket \
@@ -43,9 +47,10 @@ install-root-check:
 	fi
 
 install: install-root-check all
-	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
+	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
 		"$(DESTDIR)$(PAMCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)"
 	install -m 0755 build/patternlockd "$(DESTDIR)$(SBINDIR)/patternlockd"
+	ln -sfr "$(DESTDIR)$(SBINDIR)/patternlockd" "$(DESTDIR)$(BINDIR)/patternlockd"
 	install -m 0644 build/pam_patternlock.so "$(DESTDIR)$(PAMDIR)/pam_patternlock.so"
 	sed 's|/usr/local/sbin/patternlockd|$(SBINDIR)/patternlockd|' systemd/patternlockd.service \
 		> "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp"

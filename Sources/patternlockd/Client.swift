@@ -117,7 +117,8 @@ func failure(for reply: Reply, user: String) -> ClientError {
         case "no_such_user": text = "There is no user \(user) on this system."
         case "iterations_too_low": text = "The iteration count must be at least \(Credential.minimumIterations)."
         case "iterations_root_only": text = "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count."
-        case "store_failed": text = "patternlockd could not write its state; see its log (journalctl -u patternlockd)."
+        case "store_failed": text = "patternlockd could not read or write its state; see its log (journalctl -u patternlockd)."
+        case "record_unreadable": text = "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)"
         default: text = "patternlockd reported an error: \(m)."
         }
         return ClientError(description: text, code: Exit.unavailable)
@@ -142,13 +143,31 @@ func printError(_ s: String) {
 }
 
 extension ParsableCommand {
-    /// The user a command is about: the argument, else the invoking user.
+    /// The user a command is about: the argument, else the invoking user. Under
+    /// sudo the invoking user is the one who ran sudo (`SUDO_USER`), not root:
+    /// `sudo patternlockd enroll` is alice asking for her own pattern, and enrolling
+    /// root by accident would leave her with none.
     func targetUser(_ given: String?) throws -> String {
         if let given {
             guard UserName.isValid(given) else { throw ValidationError("'\(given)' is not a valid user name.") }
             return given
         }
+        if let sudoUser = try sudoUser() { return sudoUser }
         guard let me = Accounts.currentUserName else { throw ValidationError("Cannot find your user name; give it as an argument.") }
         return me
+    }
+
+    /// The user who ran sudo, when this command runs as root under sudo for someone
+    /// else; nil otherwise. Refuses (naming the fix) when `SUDO_USER` is not an
+    /// account of this system or disagrees with `SUDO_UID`.
+    func sudoUser() throws -> String? {
+        guard geteuid() == 0, let name = getenvString("SUDO_USER"), !name.isEmpty, name != "root" else { return nil }
+        let command = Self._commandName
+        guard UserName.isValid(name), let uid = Accounts.uid(of: name),
+              getenvString("SUDO_UID").map({ UInt32($0) == uid }) ?? true
+        else {
+            throw ValidationError("You ran sudo as '\(name)', which is not an account this command can use. Name the user: sudo patternlockd \(command) USER (or root).")
+        }
+        return name
     }
 }

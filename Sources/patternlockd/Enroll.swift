@@ -39,7 +39,11 @@ extension PatternLockd {
         }
 
         func run() throws {
+            let sudoDefault = user == nil ? try sudoUser() : nil
             let user = try targetUser(user)
+            if let sudoDefault {
+                printError("You ran sudo, so this is the pattern of \(sudoDefault) (not root). To enroll root, run: sudo patternlockd enroll root")
+            }
             do {
                 // The daemon drops a connection idle for 5 seconds, and typing takes
                 // longer: ask what is needed, read the patterns, then connect again.

@@ -10,8 +10,9 @@ struct RequestHandler: Sendable {
     /// write; then the returned list is empty.
     func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
         let isRoot = peerUID == 0
-        let peerName = isRoot ? "root" : Accounts.name(of: peerUID)
-        func isSelf(_ user: String) -> Bool { peerName == user }
+        let peerName = isRoot ? "root" : Accounts.peerName(of: peerUID)
+        // Byte for byte: who someone is is never decided by Unicode equivalence.
+        func isSelf(_ user: String) -> Bool { peerName.map { UserName.same($0, user) } ?? false }
         var replies: [Reply]
         var logFields: [String] = []
 

@@ -30,7 +30,7 @@ extension PatternLockd {
         @Option(help: ArgumentHelp("The pepper: 32 random bytes, mode 0600, outside the state directory.", valueName: "file"))
         var keyFile: String = KeyFile.defaultPath
 
-        @Option(help: ArgumentHelp("Seconds after which a lockout lifts by itself; 0 means only `patternlockd reset` unlocks.", valueName: "seconds"))
+        @Option(help: ArgumentHelp("Seconds after which a lockout lifts by itself, up to \(LockoutPolicy.maxUnlockAfter) (a year); 0 means only `patternlockd reset` unlocks.", valueName: "seconds"))
         var unlockAfter: Int64 = 0
 
         @Option(help: ArgumentHelp("Time one verify should take, in milliseconds; sets the iteration count.", valueName: "ms"))
@@ -40,7 +40,9 @@ extension PatternLockd {
         var iterations: Int?
 
         func validate() throws {
-            guard unlockAfter >= 0 else { throw ValidationError("--unlock-after must be 0 (admin only) or a number of seconds.") }
+            guard (0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) else {
+                throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
+            }
             guard budget >= 1 && budget <= 60_000 else { throw ValidationError("--budget must be between 1 and 60000 milliseconds.") }
             if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
                 throw ValidationError("--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
@@ -73,7 +75,7 @@ extension PatternLockd {
             }
             let service = PatternService(store: store, pepper: pepper,
                                          policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
-                                         backend: backend)
+                                         backend: backend, accountUID: { Accounts.uid(of: $0) })
 
             let listener: (fd: Int32, created: Bool)
             do { listener = try Listener.open(path: socket) } catch { return try die(error.description) }

@@ -31,12 +31,20 @@ extension PatternLockd {
                 } else {
                     users = [try targetUser(nil)]
                 }
+                // One user's unreadable status must not hide everyone after it.
+                var firstError: ClientError?
                 for (i, u) in users.enumerated() {
                     let reply = try connection.send(.status(user: u))[0]
-                    guard case .status(let s) = reply else { throw failure(for: reply, user: u) }
                     if i > 0 { print("") }
+                    guard case .status(let s) = reply else {
+                        let error = failure(for: reply, user: u)
+                        print("\(Self.escaped(u)): \(error.description)")
+                        if firstError == nil { firstError = error }
+                        continue
+                    }
                     print(Self.render(s))
                 }
+                if let firstError { throw firstError }
             } catch let error as ClientError {
                 throw fail(error)
             }
@@ -45,7 +53,11 @@ extension PatternLockd {
         static func render(_ s: UserStatus) -> String {
             var lines: [String] = []
             let state: String
-            if s.corrupt {
+            if s.owner == .gone {
+                state = "not enrolled: the pattern on record belongs to an account that no longer exists; remove it with: patternlockd remove \(s.user)"
+            } else if s.owner == .changed {
+                state = "not enrolled: the pattern on record was enrolled by an earlier account of this name (another uid) and is not accepted; remove it with: patternlockd remove \(s.user)"
+            } else if s.corrupt {
                 state = "record unreadable (treated as not enrolled; re-enroll with: patternlockd enroll \(s.user))"
             } else if !s.enrolled {
                 state = "not enrolled"
@@ -55,7 +67,7 @@ extension PatternLockd {
             } else {
                 state = "enrolled, \(s.failures) failure\(s.failures == 1 ? "" : "s"), \(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left"
             }
-            lines.append("\(s.user): \(state)")
+            lines.append("\(escaped(s.user)): \(state)")
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }
             if !s.recent.isEmpty {
                 lines.append("  " + pad("When", 21) + pad("Service", 22) + pad("TTY", 14) + pad("Remote host", 18) + "UID")
@@ -68,17 +80,34 @@ extension PatternLockd {
         }
 
         static func pad(_ s: String, _ width: Int) -> String {
-            let clean = String(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
+            let clean = escaped(s)
             return clean.count >= width ? clean + " " : clean + String(repeating: " ", count: width - clean.count)
+        }
+
+        /// Client-supplied text (PAM service, tty, remote host) made safe for root's
+        /// terminal: C0 and C1 controls, DEL, and the invisible format characters
+        /// (bidi overrides such as U+202E, zero-width spaces) are shown as `\u{XXXX}`.
+        static func escaped(_ s: String) -> String {
+            var out = ""
+            for scalar in s.unicodeScalars {
+                switch scalar.properties.generalCategory {
+                case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                default:
+                    if scalar == "\\" { out += "\\\\" } else { out.unicodeScalars.append(scalar) }
+                }
+            }
+            return out
         }
 
         static func timestamp(_ t: Int64) -> String {
             var time = time_t(t)
             var tmv = tm()
-            localtime_r(&time, &tmv)
-            var buf = [CChar](repeating: 0, count: 32)
-            strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S", &tmv)
-            return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            // A time no calendar can show (a damaged record) is shown as the number.
+            guard localtime_r(&time, &tmv) != nil else { return "@\(t)" }
+            var buf = [CChar](repeating: 0, count: 64)
+            guard strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S", &tmv) > 0 else { return "@\(t)" }
+            return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 }

@@ -51,7 +51,7 @@ struct CredentialTests {
     @Test("A record round-trips; a damaged one is refused")
     func record() throws {
         let c = try Credential(phc: "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ")
-        let r = UserRecord(user: "alice", credential: c, failures: 2, lockedSince: 0,
+        let r = UserRecord(user: "alice", uid: 1000, credential: c, failures: 2, lockedSince: 0,
                            recent: [FailureEntry(when: 10, uid: 1000, service: "sudo", tty: "pts/0", rhost: "a,b;c")])
         #expect(try UserRecord(serialized: r.serialized) == r)
         let text = r.serialized

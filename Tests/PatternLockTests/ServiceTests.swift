@@ -9,16 +9,24 @@ final class TestClock: Sendable {
     func advance(_ s: Int64) { now.add(s, ordering: .relaxed) }
 }
 
+/// A password database the test edits: user name to uid.
+final class TestAccounts: Sendable {
+    let table = Mutex<[String: UInt32]>(["alice": 1000, "bob": 1001, "carol": 1002])
+    func uid(_ name: String) -> UInt32? { table.withLock { $0[name] } }
+    func set(_ name: String, _ uid: UInt32?) { table.withLock { $0[name] = uid } }
+}
+
 @Suite("Lockout and the pattern service")
 struct ServiceTests {
     let base = temporaryDirectory()
     let clock = TestClock()
+    let accounts = TestAccounts()
 
     func service(unlockAfter: Int64 = 0, target: Int = 600_000) throws -> PatternService {
-        let c = clock
+        let c = clock, a = accounts
         return PatternService(store: try Store(directory: base + "/state"), pepper: testPepper,
                               policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
-                              clock: { c.now.load(ordering: .relaxed) })
+                              clock: { c.now.load(ordering: .relaxed) }, accountUID: { a.uid($0) })
     }
 
     func enroll(_ s: PatternService, _ user: String = "alice", _ pattern: String = "1397") {
@@ -59,7 +67,7 @@ struct ServiceTests {
         #expect(verify(s, "9874") == .fail(remaining: 4))
         #expect(verify(s, "1236987") == .ok)
         #expect(s.status(user: "alice").failures == 0)
-        #expect(verify(s, "1397", user: "nobody-here") == .notEnrolled)
+        #expect(verify(s, "1397", user: "nobody") == .notEnrolled)
     }
 
     @Test("The attempt is on disk before the hash: a fresh service sees the count")
@@ -124,5 +132,94 @@ struct ServiceTests {
         #expect(s.remove(user: "bob", current: "1234", byAdministrator: false, context: AttemptContext(), uid: 1000) == .fail(remaining: 4))
         #expect(s.remove(user: "bob", current: "5678", byAdministrator: false, context: AttemptContext(), uid: 1000) == .ok)
         #expect(s.status(user: "bob").enrolled == false)
+    }
+    @Test("A pattern does not outlive its account: a re-created account (new uid) is not enrolled")
+    func recreatedAccount() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        #expect(s.status(user: "alice").owner == .same)
+        accounts.set("alice", 2000)  // userdel alice; useradd alice
+        #expect(verify(s, "1397") == .notEnrolled)
+        #expect(s.evaluations == 0, "no hash for a record that is not the account's")
+        let st = s.status(user: "alice")
+        #expect(!st.enrolled && st.owner == .changed)
+        // The new owner enrolls without the old owner's pattern.
+        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
+                         context: AttemptContext(), uid: 2000) == .ok)
+        #expect(verify(s, "2589") == .ok)
+        #expect(verify(s, "1397") == .fail(remaining: 4))
+    }
+
+    @Test("A record whose account is gone is not enrolled, and status says so")
+    func goneAccount() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        accounts.set("alice", nil)
+        #expect(verify(s, "1397") == .notEnrolled)
+        #expect(s.status(user: "alice").owner == .gone)
+        #expect(s.remove(user: "alice", current: nil, byAdministrator: true, context: AttemptContext(), uid: 0) == .ok)
+    }
+
+    @Test("A record written before uids were kept is bound to the account's uid by its next write")
+    func unrecordedUID() throws {
+        defer { removeDirectory(base) }
+        let store = try Store(directory: base + "/state")
+        let c = try Credential.make(pattern: try Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
+        try store.save(UserRecord(user: "alice", uid: nil, credential: c))
+        let s = try service()
+        #expect(s.status(user: "alice").owner == .unrecorded)
+        #expect(verify(s, "1235") == .fail(remaining: 4))
+        guard case .record(let r) = store.load("alice") else { Issue.record("no record"); return }
+        #expect(r.uid == 1000)
+        accounts.set("alice", 2000)
+        #expect(verify(s, "1397") == .notEnrolled)
+    }
+
+    @Test("A user changes its pattern without the current one only when it is known to have none")
+    func unreadableRecordFailsClosed() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        // A record that exists but cannot be parsed: the user is refused, root is not.
+        try "patternlock-record-v1\nuser=alice\ncredential=garbage\n".write(
+            toFile: base + "/state/alice", atomically: false, encoding: .utf8)
+        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
+                         context: AttemptContext(), uid: 1000) == .error("record_unreadable"))
+        // Nor when something else stands in the record's place.
+        try FileManager.default.removeItem(atPath: base + "/state/alice")
+        try FileManager.default.createDirectory(atPath: base + "/state/alice", withIntermediateDirectories: false)
+        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
+                         context: AttemptContext(), uid: 1000) != .ok)
+        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
+                         context: AttemptContext(), uid: 1000) != .currentRequired)
+    }
+
+    @Test("A lock time and a timed unlock near Int64.max never trap")
+    func saturatingLockArithmetic() throws {
+        let c = try Credential.make(pattern: try Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
+        let r = UserRecord(user: "alice", uid: 1000, credential: c, failures: 5, lockedSince: Int64.max - 10)
+        let p = LockoutPolicy(unlockAfter: 9_223_372_036_854_775_000)
+        #expect(r.isLocked(now: 1_800_000_000, policy: p))
+        #expect(r.retryAfter(now: 1_800_000_000, policy: p) > 0)
+        #expect(r.remaining(now: 1_800_000_000, policy: p) == 0)
+        var copy = r
+        #expect(!copy.expireLock(now: 1_800_000_000, policy: p))
+    }
+
+    @Test("A long failure history never makes a STATUS reply too long to read")
+    func statusReplyFits() throws {
+        let c = try Credential.make(pattern: try Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
+        let field = String(repeating: "%", count: 64)  // 3 bytes each once encoded
+        let recent = (0..<UserRecord.recentLimit).map {
+            FailureEntry(when: 1_800_000_000 + Int64($0), uid: 0, service: field, tty: field, rhost: field)
+        }
+        let st = UserStatus(user: "alice", enrolled: true, failures: 0, remaining: 5, iterations: c.iterations,
+                            recent: recent)
+        let line = Reply.status(st).line
+        #expect(line.utf8.count < Line.maxReplyBytes)
+        guard case .status(let back)? = Reply(line: line) else { Issue.record("unparsable: \(line)"); return }
+        #expect(!back.recent.isEmpty && back.recent.last == recent.last, "the newest entries are kept")
     }
 }

@@ -12,7 +12,7 @@ struct StoreTests {
         #expect((attrs[.posixPermissions] as? Int) == 0o700)
         #expect(store.load("alice") == .missing)
         let c = try Credential.make(pattern: try Pattern(typed: "1234"), pepper: testPepper, iterations: 600_000)
-        let r = UserRecord(user: "alice", credential: c)
+        let r = UserRecord(user: "alice", uid: 1000, credential: c)
         try store.save(r)
         #expect(store.load("alice") == .record(r))
         let fileAttrs = try FileManager.default.attributesOfItem(atPath: base + "/state/alice")

@@ -50,6 +50,7 @@ def expected_files(prefix, unitdir):
     pamdir = pam_module_dir()
     files = {
         f"{prefix}/sbin/patternlockd": 0o755,
+        f"{prefix}/bin/patternlockd": 0o777,  # a symbolic link to ../sbin/patternlockd
         f"{pamdir}/pam_patternlock.so": 0o644,
         f"{unitdir}/patternlockd.service": 0o644,
         f"{unitdir}/patternlockd.socket": 0o644,
@@ -85,6 +86,8 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
 
     pamdir = pam_module_dir()
     assert (stage / "usr/local/sbin/patternlockd").read_bytes() == DAEMON.read_bytes()
+    # Users find the command on their PATH; the link stays right wherever the tree goes.
+    assert os.readlink(stage / "usr/local/bin/patternlockd") == "../sbin/patternlockd"
     assert (stage / pamdir.lstrip("/") / "pam_patternlock.so").read_bytes() == \
         (ROOT / "build/pam_patternlock.so").read_bytes()
     assert (stage / "usr/share/pam-configs/patternlock").read_text() == \

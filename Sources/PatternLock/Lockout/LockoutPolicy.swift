@@ -2,6 +2,8 @@
 /// administrator resets it, or — when `unlockAfter` > 0 — until that many seconds pass.
 public struct LockoutPolicy: Equatable, Sendable {
     public static let defaultMaxFailures = 5
+    /// The longest timed unlock `serve --unlock-after` accepts: a year.
+    public static let maxUnlockAfter: Int64 = 365 * 24 * 3600
     public var maxFailures: Int
     /// Seconds after which a lock lifts by itself; 0 means only `reset` unlocks.
     public var unlockAfter: Int64
@@ -13,15 +15,23 @@ public struct LockoutPolicy: Equatable, Sendable {
 }
 
 extension UserRecord {
+    /// When a timed lock lifts. Saturating: a stored lock time or a policy near
+    /// `Int64.max` must not trap the daemon (it would die again on every restart).
+    func unlockTime(policy: LockoutPolicy) -> Int64 {
+        let (sum, overflow) = lockedSince.addingReportingOverflow(policy.unlockAfter)
+        return overflow ? Int64.max : sum
+    }
+
     public func isLocked(now: Int64, policy: LockoutPolicy) -> Bool {
         guard lockedSince != 0 else { return false }
-        return policy.unlockAfter == 0 || now < lockedSince + policy.unlockAfter
+        return policy.unlockAfter <= 0 || now < unlockTime(policy: policy)
     }
 
     /// Seconds until a timed unlock; 0 when not locked or only `reset` unlocks.
     public func retryAfter(now: Int64, policy: LockoutPolicy) -> Int64 {
         guard isLocked(now: now, policy: policy), policy.unlockAfter > 0 else { return 0 }
-        return max(1, lockedSince + policy.unlockAfter - now)
+        let (left, overflow) = unlockTime(policy: policy).subtractingReportingOverflow(now)
+        return overflow ? Int64.max : max(1, left)
     }
 
     public func remaining(now: Int64, policy: LockoutPolicy) -> Int {

@@ -37,20 +37,43 @@ public struct FailureEntry: Equatable, Sendable {
     }
 }
 
+/// Whether a record belongs to the account that has its name now.
+public enum RecordOwner: String, Equatable, Sendable {
+    /// The account's uid is the one stored at enroll.
+    case same = "ok"
+    /// A record written before uids were kept: bound to the account's uid by its
+    /// next write.
+    case unrecorded
+    /// No account has this name any more.
+    case gone
+    /// The name belongs to another uid now (deleted and re-created, or reused).
+    case changed
+
+    /// Only the account that enrolled the pattern may use it.
+    public var isAccount: Bool { self == .same || self == .unrecorded }
+}
+
 /// One user's stored state: the credential, the consecutive failure count, the lock.
 public struct UserRecord: Equatable, Sendable {
     /// How many failure entries a record keeps (the newest).
     public static let recentLimit = 10
 
     public var user: String
+    /// The uid the account had when the pattern was enrolled: a record whose uid no
+    /// longer matches the account (deleted and re-created, or another owner) is not
+    /// that account's. nil in records written before uids were kept; the next write
+    /// binds such a record to the account's uid then.
+    public var uid: UInt32?
     public var credential: Credential
     public var failures: Int
     /// Unix seconds when the user was locked; 0 when not locked.
     public var lockedSince: Int64
     public var recent: [FailureEntry]
 
-    public init(user: String, credential: Credential, failures: Int = 0, lockedSince: Int64 = 0, recent: [FailureEntry] = []) {
+    public init(user: String, uid: UInt32?, credential: Credential, failures: Int = 0, lockedSince: Int64 = 0,
+                recent: [FailureEntry] = []) {
         self.user = user
+        self.uid = uid
         self.credential = credential
         self.failures = failures
         self.lockedSince = lockedSince
@@ -61,8 +84,9 @@ public struct UserRecord: Equatable, Sendable {
 
     /// The file format: a header line, then `key=value` lines.
     public var serialized: String {
-        var lines = [UserRecord.header, "user=\(user)", "credential=\(credential.phc)",
-                     "failures=\(failures)", "locked_since=\(lockedSince)"]
+        var lines = [UserRecord.header, "user=\(user)"]
+        if let uid { lines.append("uid=\(uid)") }
+        lines += ["credential=\(credential.phc)", "failures=\(failures)", "locked_since=\(lockedSince)"]
         lines += recent.map { "failure=\($0.encoded)" }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -90,7 +114,7 @@ public struct UserRecord: Equatable, Sendable {
                 recent.append(entry)
                 continue
             }
-            guard ["user", "credential", "failures", "locked_since"].contains(key) else {
+            guard ["user", "uid", "credential", "failures", "locked_since"].contains(key) else {
                 throw .malformed("unknown key \(key)")
             }
             guard fields[key] == nil else { throw .malformed("key \(key) given twice") }
@@ -106,7 +130,12 @@ public struct UserRecord: Equatable, Sendable {
         guard let l = fields["locked_since"], let lockedSince = Int64(l), lockedSince >= 0 else {
             throw .malformed("bad lock time")
         }
-        self.init(user: String(user), credential: credential, failures: failures, lockedSince: lockedSince,
+        var uid: UInt32?
+        if let u = fields["uid"] {
+            guard let n = UInt32(u), String(n) == u else { throw .malformed("bad uid") }
+            uid = n
+        }
+        self.init(user: String(user), uid: uid, credential: credential, failures: failures, lockedSince: lockedSince,
                   recent: Array(recent.suffix(UserRecord.recentLimit)))
     }
 }
@@ -115,6 +144,13 @@ public struct UserRecord: Equatable, Sendable {
 /// nothing that could walk out of the state directory.
 public enum UserName {
     public static let maxLength = 64
+
+    /// The same name, byte for byte. Swift's `==` on strings treats canonically
+    /// equivalent text as equal (U+212A KELVIN SIGN equals `K`): never use it to
+    /// decide who someone is.
+    public static func same(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
 
     public static func isValid(_ name: some StringProtocol) -> Bool {
         let bytes = Array(name.utf8)

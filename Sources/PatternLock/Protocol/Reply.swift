@@ -2,6 +2,9 @@
 public struct UserStatus: Equatable, Sendable {
     public var user: String
     public var enrolled: Bool
+    /// Whether the record is the account's: a record of a deleted or re-created
+    /// account is not enrolled, and `status` says so.
+    public var owner: RecordOwner
     public var corrupt: Bool
     public var failures: Int
     public var remaining: Int
@@ -11,11 +14,12 @@ public struct UserStatus: Equatable, Sendable {
     public var iterations: Int
     public var recent: [FailureEntry]
 
-    public init(user: String, enrolled: Bool = false, corrupt: Bool = false, failures: Int = 0, remaining: Int = 0,
-                locked: Bool = false, lockedSince: Int64 = 0, retryAfter: Int64 = 0, iterations: Int = 0,
-                recent: [FailureEntry] = []) {
+    public init(user: String, enrolled: Bool = false, owner: RecordOwner = .same, corrupt: Bool = false,
+                failures: Int = 0, remaining: Int = 0, locked: Bool = false, lockedSince: Int64 = 0,
+                retryAfter: Int64 = 0, iterations: Int = 0, recent: [FailureEntry] = []) {
         self.user = user
         self.enrolled = enrolled
+        self.owner = owner
         self.corrupt = corrupt
         self.failures = failures
         self.remaining = remaining
@@ -60,14 +64,32 @@ public enum Reply: Equatable, Sendable {
         case .user(let u): return Line("USER", [("user", u)]).encoded()
         case .end: return "END"
         case .status(let s):
-            let recent = s.recent.map(\.encoded).joined(separator: ";")
-            return Line("STATUS", [
+            let head = Line("STATUS", [
                 ("user", s.user), ("enrolled", s.enrolled ? "1" : "0"), ("failures", String(s.failures)),
                 ("remaining", String(s.remaining)), ("locked", s.locked ? "1" : "0"),
                 ("locked_since", String(s.lockedSince)), ("retry_after", String(s.retryAfter)),
-                ("iterations", String(s.iterations)), ("corrupt", s.corrupt ? "1" : "0"), ("recent", recent),
-            ]).encoded(raw: ["recent"])
+                ("iterations", String(s.iterations)), ("corrupt", s.corrupt ? "1" : "0"),
+                ("account", s.owner.rawValue),
+            ]).encoded()
+            return head + " recent=" + Reply.recentFitting(s.recent, within: Line.maxReplyBytes - 1 - head.utf8.count - 8)
         }
+    }
+
+    /// The newest failure entries whose encoding fits in `budget` bytes: each
+    /// field may be 64 bytes, three times that once encoded, so ten entries
+    /// could outgrow a reply line, and a client could then not read the user's
+    /// status at all.
+    static func recentFitting(_ recent: [FailureEntry], within budget: Int) -> String {
+        var kept: [String] = []
+        var used = 0
+        for entry in recent.reversed() {
+            let e = entry.encoded
+            let cost = e.utf8.count + (kept.isEmpty ? 0 : 1)
+            guard used + cost <= budget else { break }
+            kept.append(e)
+            used += cost
+        }
+        return kept.reversed().joined(separator: ";")
     }
 
     /// Parses a reply line strictly (the client side).
@@ -95,10 +117,11 @@ public enum Reply: Equatable, Sendable {
         case ("USER", ["user"]): self = .user(value("user"))
         case ("END", []): self = .end
         case ("STATUS", ["user", "enrolled", "failures", "remaining", "locked", "locked_since", "retry_after",
-                         "iterations", "corrupt", "recent"]):
+                         "iterations", "corrupt", "account", "recent"]):
             guard let enrolled = int("enrolled", 0...1), let failures = int("failures"), let remaining = int("remaining"),
                   let locked = int("locked", 0...1), let since = int("locked_since"), let retry = int("retry_after"),
-                  let iterations = int("iterations"), let corrupt = int("corrupt", 0...1)
+                  let iterations = int("iterations"), let corrupt = int("corrupt", 0...1),
+                  let owner = RecordOwner(rawValue: value("account"))
             else { return nil }
             var recent: [FailureEntry] = []
             let raw = value("recent")
@@ -108,7 +131,7 @@ public enum Reply: Equatable, Sendable {
                     recent.append(e)
                 }
             }
-            self = .status(UserStatus(user: value("user"), enrolled: enrolled == 1, corrupt: corrupt == 1,
+            self = .status(UserStatus(user: value("user"), enrolled: enrolled == 1, owner: owner, corrupt: corrupt == 1,
                                       failures: Int(failures), remaining: Int(remaining), locked: locked == 1,
                                       lockedSince: since, retryAfter: retry, iterations: Int(iterations), recent: recent))
         default:

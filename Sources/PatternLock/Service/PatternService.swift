@@ -21,16 +21,38 @@ public final class PatternService: Sendable {
     public let backend: SHA256Backend
     private let locks = UserLocks()
     private let clock: @Sendable () -> Int64
+    /// The uid of an account by name (the password database), nil when there is none.
+    private let accountUID: @Sendable (String) -> UInt32?
     private let hashes = Atomic<Int>(0)
 
     public init(store: Store, pepper: Pepper, policy: LockoutPolicy, targetIterations: Int,
-                backend: SHA256Backend = .default, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+                backend: SHA256Backend = .default, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
+                accountUID: @escaping @Sendable (String) -> UInt32?) {
         self.store = store
         self.pepper = pepper
         self.policy = policy
         self.targetIterations = max(targetIterations, Credential.minimumIterations)
         self.backend = backend
         self.clock = clock
+        self.accountUID = accountUID
+    }
+
+    private func owner(of record: UserRecord) -> (RecordOwner, uid: UInt32?) {
+        guard let uid = accountUID(record.user) else { return (.gone, nil) }
+        guard let stored = record.uid else { return (.unrecorded, uid) }
+        return (stored == uid ? .same : .changed, uid)
+    }
+
+    /// The user's record, when it is this account's: a record of a deleted or
+    /// re-created account is not enrolled (never success); an unrecorded uid is
+    /// bound to the account's now, for the next write to keep.
+    private func loadOwned(_ user: String) -> Store.Loaded {
+        let loaded = store.load(user)
+        guard case .record(var record) = loaded else { return loaded }
+        let (owner, uid) = owner(of: record)
+        guard owner.isAccount else { return .missing }
+        if record.uid == nil { record.uid = uid }
+        return .record(record)
     }
 
     /// How many PBKDF2 evaluations of a stored credential have run (tests and logs).
@@ -91,7 +113,12 @@ public final class PatternService: Sendable {
     /// under the user's lock. On `.ok` returns the record as stored before success.
     private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32)
         -> (Outcome, UserRecord?, hashSeconds: Double?) {
-        guard case .record(var record) = store.load(user) else { return (.notEnrolled, nil, nil) }
+        var record: UserRecord
+        switch loadOwned(user) {
+        case .record(let r): record = r
+        case .unreadable: return (.error("store_failed"), nil, nil)
+        case .missing, .corrupt: return (.notEnrolled, nil, nil)
+        }
         let now = clock()
         if record.expireLock(now: now, policy: policy) {
             do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
@@ -132,14 +159,23 @@ public final class PatternService: Sendable {
         guard n >= Credential.minimumIterations else { return .error("iterations_too_low") }
         guard n <= Credential.maximumIterations else { return .error("iterations_too_high") }
         return locks.withLock(user) {
-            if !byAdministrator, case .record = store.load(user) {
-                guard let current else { return .currentRequired }
-                let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
-                guard outcome == .ok else { return outcome }
+            guard let accountUID = accountUID(user) else { return .error("no_such_user") }
+            if !byAdministrator {
+                // Without the current pattern only when there is known to be none:
+                // a record that cannot be read now may well exist.
+                switch loadOwned(user) {
+                case .missing: break
+                case .corrupt: return .error("record_unreadable")
+                case .unreadable: return .error("store_failed")
+                case .record:
+                    guard let current else { return .currentRequired }
+                    let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
+                    guard outcome == .ok else { return outcome }
+                }
             }
             do {
                 let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
-                try store.save(UserRecord(user: user, credential: credential))
+                try store.save(UserRecord(user: user, uid: accountUID, credential: credential))
             } catch {
                 return .error("store_failed")
             }
@@ -150,9 +186,12 @@ public final class PatternService: Sendable {
     /// Removes a user's record; the user itself must give its current pattern.
     public func remove(user: String, current: String?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
         locks.withLock(user) {
-            switch store.load(user) {
+            // Root removes any record, a stale or unreadable one included; a user
+            // only its own.
+            switch byAdministrator ? store.load(user) : loadOwned(user) {
             case .missing: return .notEnrolled
             case .corrupt where !byAdministrator: return .notEnrolled
+            case .unreadable where !byAdministrator: return .error("store_failed")
             default: break
             }
             if !byAdministrator {
@@ -209,12 +248,18 @@ public final class PatternService: Sendable {
         switch store.load(user) {
         case .missing:
             return UserStatus(user: user)
-        case .corrupt:
+        case .corrupt, .unreadable:
             return UserStatus(user: user, corrupt: true)
         case .record(let r):
+            let (owner, _) = owner(of: r)
+            guard owner.isAccount else {
+                // Not enrolled for the account that has the name now; root's status
+                // shows whose it was.
+                return UserStatus(user: user, owner: owner, recent: r.recent)
+            }
             let locked = r.isLocked(now: now, policy: policy)
             let expired = r.lockedSince != 0 && !locked
-            return UserStatus(user: user, enrolled: true, failures: expired ? 0 : r.failures,
+            return UserStatus(user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
                               remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
                               locked: locked, lockedSince: locked ? r.lockedSince : 0,
                               retryAfter: r.retryAfter(now: now, policy: policy),

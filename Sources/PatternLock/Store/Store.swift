@@ -82,7 +82,11 @@ public struct Store: Sendable {
 
     public enum Loaded: Equatable, Sendable {
         case missing
+        /// The record exists but is not a valid record: never success.
         case corrupt(String)
+        /// The record could not be read now (out of descriptors or memory, an I/O
+        /// error): it may well exist, so nothing may treat it as missing.
+        case unreadable(String)
         case record(UserRecord)
     }
 
@@ -95,19 +99,27 @@ public struct Store: Sendable {
         let fd: Int32
         switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW) {
         case .failure(let e) where e == .noEntry: return .missing
-        case .failure(let e): return .corrupt("cannot open the record: \(e)")
+        case .failure(let e) where e == .loop: return .corrupt("the record is a symbolic link")
+        case .failure(let e): return .unreadable("cannot open the record: \(e)")
         case .success(let f): fd = f
         }
         defer { Sys.close(fd) }
-        guard case .success(let st) = Sys.fstat(fd), st.st_mode & S_IFMT == S_IFREG else {
-            return .corrupt("the record is not a regular file")
+        let st: stat
+        switch Sys.fstat(fd) {
+        case .failure(let e): return .unreadable("cannot read the record: \(e)")
+        case .success(let s): st = s
         }
+        guard st.st_mode & S_IFMT == S_IFREG else { return .corrupt("the record is not a regular file") }
         guard st.st_size <= 16384 else { return .corrupt("the record is too large") }
-        guard case .success(let bytes) = Sys.readAll(fd, upTo: 16385) else { return .corrupt("cannot read the record") }
+        let bytes: [UInt8]
+        switch Sys.readAll(fd, upTo: 16385) {
+        case .failure(let e): return .unreadable("cannot read the record: \(e)")
+        case .success(let b): bytes = b
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else { return .corrupt("the record is not UTF-8") }
         do {
             let record = try UserRecord(serialized: text)
-            guard record.user == user else { return .corrupt("the record names another user") }
+            guard UserName.same(record.user, user) else { return .corrupt("the record names another user") }
             return .record(record)
         } catch {
             return .corrupt(error.description)

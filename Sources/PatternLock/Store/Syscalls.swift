@@ -11,6 +11,7 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static var current: Errno { Errno(errno) }
     public var description: String { String(cString: strerror(rawValue)) }
     public static let noEntry = Errno(ENOENT)
+    public static let loop = Errno(ELOOP)
 }
 
 /// Thin wrappers over the libc calls the store and daemon use: each retries EINTR and
