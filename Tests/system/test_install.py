@@ -518,8 +518,10 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     assert system.ok("stat -c '%a %u' /var/lib/private/patternlock").split() == ["700", uid[0]]
     assert "listening on the socket from systemd" in system.ok("journalctl -u patternlockd.service --no-pager")
 
-    # A user checks their own pattern: a non-root peer is seen with its own uid.
-    system.ok(f"setpriv --reuid={user} --regid={user} --init-groups patternlockd verify", input="1397\n")
+    # A user checks their own pattern: a non-root peer is seen with its own uid. The
+    # command is on a plain user's login PATH (/usr/local/bin, not sbin).
+    assert system.ok(f"su - {user} -c 'command -v patternlockd'").strip() == "/usr/local/bin/patternlockd"
+    system.ok(f"su - {user} -c 'patternlockd verify'", input="1397\n")
 
     # The administrator's step, then a real PAM stack: sudo's, through common-auth.
     system.ok("pam-auth-update --enable patternlock")
