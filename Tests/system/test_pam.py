@@ -313,7 +313,7 @@ def test_verify_never_answered_gives_up_after_the_hash_allowance(pam, fake):
 
 def test_request_lines_carry_the_pam_context(pam, fake):
     d = fake(by_verb(verify=b"OK\n"))
-    r = pam.authenticate("alice", "1 2/3", args=[on(d)], tty="/dev/pts/7",
+    r = pam.authenticate("alice", "1 2/3", args=[on(d), "allow_remote"], tty="/dev/pts/7",
                          rhost="host.example", ruser="bob smith")
     assert r.code == PAM_SUCCESS, r
     assert d.lines == [

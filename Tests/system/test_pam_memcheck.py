@@ -356,7 +356,9 @@ SCENARIOS = {
 def test_fake_daemon_scenarios(runner, scripted, scenario):
     status, verify, entry, options, code, within = SCENARIOS[scenario]
     d = scripted({"STATUS": status, "VERIFY": verify})
-    r = runner.authenticate("alice", entry, args=[f"socket={d.socket}", *options],
+    # allow_remote: a long, non-local PAM_RHOST exercises the encoder instead of the
+    # remote-login skip.
+    r = runner.authenticate("alice", entry, args=[f"socket={d.socket}", "allow_remote", *options],
                             tty="/dev/pts/" + "9" * 100, rhost="h\u00e9" * 50, ruser="bob smith")
     assert r.code == code, r
     if code != PAM_SUCCESS:
@@ -435,7 +437,7 @@ def test_pamtester_under_memcheck(case, live, user, pam_module, etc_pam_service,
         live.enroll(user, RIGHT)
     if locked:
         lock(live, user)
-    service = etc_pam_service(pam_module, [f"socket={live.socket}", *options])
+    service = etc_pam_service(pam_module, [f"socket={live.socket}", "allow_remote", *options])
     log = tmp_path / "valgrind.log"
     r = pamtester(service, user, entry, log,
                   items=["tty=/dev/pts/" + "7" * 90, "rhost=" + "r\u00e9" * 60, "ruser=a b"])
@@ -456,5 +458,5 @@ def test_real_daemon_under_sanitizers(case, live, user, sanitized, tmp_path):
         lock(live, user)
     asan_harness, asan_module = sanitized
     r = Runner("asan", asan_harness, asan_module, tmp_path).authenticate(
-        user, entry, args=[f"socket={live.socket}", *options], tty="pts/1", rhost="x" * 300)
+        user, entry, args=[f"socket={live.socket}", "allow_remote", *options], tty="pts/1", rhost="x" * 300)
     assert r.code == code, r
