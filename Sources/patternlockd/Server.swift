@@ -107,8 +107,7 @@ final class Server: Sendable {
             return
         }
         defer { limiter.release(uid) }
-        var reader = LineReader(fd: fd)
-        defer { reader.wipe() }
+        let reader = LineReader(fd: fd, capacity: Line.maxRequestBytes)
         while !stopping.load(ordering: .relaxed) {
             let deadline = Calibration.now() + Server.idleSeconds
             switch reader.next(maxBytes: Line.maxRequestBytes, deadline: deadline) {
@@ -117,12 +116,12 @@ final class Server: Sendable {
             case .tooLong:
                 _ = send(fd, [Reply.error(Line.ParseError.tooLong.message)])
                 return
-            case .line(var bytes):
-                defer { pl_wipe_bytes(&bytes) }
+            case .line(let bytes):
                 let replies: [Reply]
                 var sentEarly = true
                 do {
-                    let request = try Request(try Line(parsing: bytes))
+                    // The line stays bytes; a pattern in it becomes secret bytes, never a String.
+                    let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
                     replies = handler.handle(request, peerUID: uid, answerEarly: { sentEarly = send(fd, $0) })
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.message)")

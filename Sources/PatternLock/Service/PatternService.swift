@@ -60,7 +60,7 @@ public final class PatternService: Sendable {
 
     // MARK: - Verify
 
-    public func verify(user: String, typed: String, context: AttemptContext, uid: UInt32) -> Outcome {
+    public func verify(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32) -> Outcome {
         verifyReporting(user: user, typed: typed, context: context, uid: uid).outcome
     }
 
@@ -73,7 +73,7 @@ public final class PatternService: Sendable {
     /// never lower. `cleared` is called once the cleared count is durable and before
     /// any re-hash, with the hash time, so the outcome can be logged before the slow
     /// work: between the answer and the durable clear there is one write, not a hash.
-    public func verifyReporting(user: String, typed: String, context: AttemptContext, uid: UInt32,
+    public func verifyReporting(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
                                 answer: (Outcome) -> Void = { _ in },
                                 cleared: (_ hashMilliseconds: Double?) -> Void = { _ in })
         -> (outcome: Outcome, hashMilliseconds: Double?) {
@@ -94,7 +94,7 @@ public final class PatternService: Sendable {
 
     /// Checks `typed` against the user's record as one counted attempt. Must run
     /// under the user's lock. On `.ok` returns the record as stored before success.
-    private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32)
+    private func attempt(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32)
         -> (Outcome, UserRecord?, hashSeconds: Double?) {
         guard case .record(var record) = store.load(user) else { return (.notEnrolled, nil, nil) }
         let now = clock()
@@ -120,7 +120,7 @@ public final class PatternService: Sendable {
 
     /// Gives the record a credential at the target iteration count; false when it
     /// has one already (or the new one cannot be made).
-    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: String) -> Bool {
+    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: SecretBytes) -> Bool {
         guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
               let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
         else { return false }
@@ -132,7 +132,7 @@ public final class PatternService: Sendable {
 
     /// Sets a user's pattern. `current` is checked (as a counted attempt) when the
     /// user changes its own existing pattern; an administrator needs none.
-    public func enroll(user: String, typed: String, current: String?, iterations: Int?, byAdministrator: Bool,
+    public func enroll(user: String, typed: SecretBytes, current: SecretBytes?, iterations: Int?, byAdministrator: Bool,
                        context: AttemptContext, uid: UInt32) -> Outcome {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
@@ -156,7 +156,7 @@ public final class PatternService: Sendable {
     }
 
     /// Removes a user's record; the user itself must give its current pattern.
-    public func remove(user: String, current: String?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
+    public func remove(user: String, current: SecretBytes?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
         locks.withLock(user) {
             switch store.load(user) {
             case .missing: return .notEnrolled
