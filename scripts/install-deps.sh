@@ -9,11 +9,12 @@ set -euo pipefail
 
 # libpam0g-dev: the PAM headers and libpam for the module; pamtester, sudo,
 # util-linux (setpriv), passwd (useradd): the PAM and authorization tests;
-# valgrind: the module's memory checks; systemd: systemd-analyze and
+# valgrind: the module's memory checks; strace: holds the daemon's listen() to
+# show its socket path appears only once it accepts; systemd: systemd-analyze and
 # systemd-socket-activate for the unit checks; systemd-container: systemd-nspawn,
 # to boot this machine's files and install for real; pkg-config: where PAM
 # modules go; groff-base: the man page checks. .ci/run installs the same list.
-packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind systemd systemd-container groff-base)
+packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind strace systemd systemd-container groff-base)
 
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${packages[@]}"

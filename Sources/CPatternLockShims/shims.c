@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -76,3 +77,7 @@ int pl_listen_fds(void) {
 int pl_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 
 int pl_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+
+int pl_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}

@@ -48,7 +48,7 @@ struct DaemonConnection {
         Socket.setTimeout(fd, option: SO_SNDTIMEO, seconds: 10)
         self.fd = fd
         self.path = path
-        self.reader = LineReader(fd: fd)
+        self.reader = LineReader(fd: fd, capacity: Line.maxReplyBytes)
     }
 
     /// Sends one request and reads one reply (or, for LIST, lines up to END).
@@ -66,7 +66,7 @@ struct DaemonConnection {
         repeat {
             switch reader.next(maxBytes: Line.maxReplyBytes, deadline: deadline) {
             case .line(let l):
-                guard let text = String(validating: l, as: UTF8.self), let reply = Reply(line: text) else {
+                guard let text = l.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }), let reply = Reply(line: text) else {
                     throw ClientError(description: "patternlockd sent a reply this client does not understand.", code: Exit.unavailable)
                 }
                 replies.append(reply)

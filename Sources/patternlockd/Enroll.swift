@@ -65,7 +65,7 @@ extension PatternLockd {
                 }
                 let pattern = try readNewPattern()
                 let reply = try DaemonConnection.request(
-                    .enroll(user: user, pattern: pattern.digits, current: current, iterations: iterations),
+                    .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) }, iterations: iterations),
                     socket: socketOptions.path)
                 guard case .okIterations(let n) = reply else { throw failure(for: reply, user: user) }
                 print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")

@@ -28,7 +28,7 @@ extension PatternLockd {
                 current = c
             }
             do {
-                let reply = try DaemonConnection.request(.remove(user: user, current: current), socket: socketOptions.path)
+                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.path)
                 guard reply == .ok else { throw failure(for: reply, user: user) }
                 print("The pattern of \(user) is removed.")
             } catch let error as ClientError {

@@ -7,7 +7,9 @@ struct RequestHandler: Sendable {
 
     /// The reply lines for one request, and one log line (never a pattern). A
     /// successful VERIFY is answered through `answerEarly` before its bookkeeping
-    /// write; then the returned list is empty.
+    /// write, and logged once the cleared count is durable, before any re-hash (a
+    /// crash during the re-hash loses nothing the log shows); then the returned
+    /// list is empty.
     func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
         let isRoot = peerUID == 0
         let peerName = isRoot ? "root" : Accounts.peerName(of: peerUID)
@@ -29,13 +31,18 @@ struct RequestHandler: Sendable {
             logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
                          Log.field("rhost", context.rhost), Log.field("ruser", context.ruser)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            var answered = false
+            var logged = false
+            let fields = logFields
             let (outcome, hashMilliseconds) = service.verifyReporting(
                 user: user, typed: pattern, context: context, uid: peerUID,
-                answer: { answerEarly([$0.reply]); answered = true })
+                answer: { answerEarly([$0.reply]) },
+                cleared: { ms in
+                    log(request, fields + ["answered=early"] + hashField(ms), replies: [.ok], peerUID: peerUID)
+                    logged = true
+                })
+            if logged { return [] }
             replies = [outcome.reply]
-            if answered { logFields.append("answered=early") }
-            if let ms = hashMilliseconds { logFields.append("hash_ms=\(Double(Int(ms * 10)) / 10)") }
+            logFields += hashField(hashMilliseconds)
 
         case .enroll(let user, let pattern, let current, let iterations):
             logFields = [Log.field("user", user)]
@@ -80,11 +87,19 @@ struct RequestHandler: Sendable {
             replies = service.users().map { .user($0) } + [.end]
         }
 
-        if case .list = request {} else {
-            // STATUS replies are long and hold nothing new; log their verb only.
-            let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
-            Log.info(([request.verb.lowercased()] + logFields + [Log.field("uid", String(peerUID)), "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
-        }
-        return logFields.contains("answered=early") ? [] : replies
+        log(request, logFields, replies: replies, peerUID: peerUID)
+        return replies
+    }
+
+    private func hashField(_ milliseconds: Double?) -> [String] {
+        milliseconds.map { ["hash_ms=\(Double(Int($0 * 10)) / 10)"] } ?? []
+    }
+
+    private func log(_ request: Request, _ fields: [String], replies: [Reply], peerUID: UInt32) {
+        if case .list = request { return }
+        // STATUS replies are long and hold nothing new; log their verb only.
+        let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
+        Log.info(([request.verb.lowercased()] + fields + [Log.field("uid", String(peerUID)),
+                  "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
     }
 }

@@ -107,8 +107,7 @@ final class Server: Sendable {
             return
         }
         defer { limiter.release(uid) }
-        var reader = LineReader(fd: fd)
-        defer { reader.wipe() }
+        let reader = LineReader(fd: fd, capacity: Line.maxRequestBytes)
         while !stopping.load(ordering: .relaxed) {
             let deadline = Calibration.now() + Server.idleSeconds
             switch reader.next(maxBytes: Line.maxRequestBytes, deadline: deadline) {
@@ -117,12 +116,12 @@ final class Server: Sendable {
             case .tooLong:
                 _ = send(fd, [Reply.error(Line.ParseError.tooLong.message)])
                 return
-            case .line(var bytes):
-                defer { pl_wipe_bytes(&bytes) }
+            case .line(let bytes):
                 let replies: [Reply]
                 var sentEarly = true
                 do {
-                    let request = try Request(try Line(parsing: bytes))
+                    // The line stays bytes; a pattern in it becomes secret bytes, never a String.
+                    let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
                     replies = handler.handle(request, peerUID: uid, answerEarly: { sentEarly = send(fd, $0) })
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.message)")
@@ -170,20 +169,32 @@ enum Listener {
             }
             _ = Sys.unlink(path)
         }
+        // The path appears only once the socket accepts: a client that sees it (a
+        // PAM module during a restart, a script waiting for it) never gets
+        // "connection refused". Bound under a temporary name in the same directory,
+        // listening, its mode set, it is renamed into place.
+        let (_, name) = Sys.splitPath(path)
+        // (A path within a few bytes of sun_path's 108 is bound in place.)
+        let temp = ["\(dir)/.\(name).\(getpid())", "\(dir)/.\(getpid())"].first { $0.utf8.count < 108 } ?? path
+        _ = Sys.unlink(temp)
         let fd: Int32
         switch Socket.unixStream() {
         case .failure(let e): throw Failure(description: "Cannot create a socket: \(e).")
         case .success(let f): fd = f
         }
-        if case .failure(let e) = Socket.bind(fd, path: path) {
+        func fail(_ description: String) throws(Failure) -> Never {
             close(fd)
-            throw Failure(description: "Cannot bind \(path): \(e).")
+            if temp != path { _ = Sys.unlink(temp) }
+            throw Failure(description: description)
         }
+        if case .failure(let e) = Socket.bind(fd, path: temp) { try fail("Cannot bind \(path): \(e).") }
+        guard Glibc.listen(fd, 128) == 0 else { try fail("Cannot listen on \(path): \(Errno.current).") }
         // Every request is authorized by SO_PEERCRED, so anyone may connect.
-        _ = chmod(path, 0o666)
-        guard Glibc.listen(fd, 128) == 0 else {
-            close(fd)
-            throw Failure(description: "Cannot listen on \(path): \(Errno.current).")
+        guard chmod(temp, 0o666) == 0 else { try fail("Cannot set the mode of \(path): \(Errno.current).") }
+        if temp != path && pl_rename_noreplace(temp, path) != 0 {
+            let e = Errno.current
+            try fail(e.rawValue == EEXIST ? "Another patternlockd is already listening on \(path)."
+                                          : "Cannot put the socket in place at \(path): \(e).")
         }
         return (fd, true)
     }

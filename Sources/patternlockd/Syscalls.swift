@@ -93,42 +93,61 @@ enum Socket {
 }
 
 /// Reads LF-terminated lines from a socket with a byte cap and a deadline.
-struct LineReader {
+/// Reads LF-terminated lines from a socket into one fixed buffer, which never
+/// grows into a new allocation and is wiped as lines leave it and when the reader
+/// goes: what a peer sent (a pattern) stays in no freed memory.
+final class LineReader {
     let fd: Int32
-    var buffer: [UInt8] = []
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
 
     enum Outcome {
-        case line([UInt8])
+        case line(SecretBytes)
         case tooLong
         case closed
         case timedOut
     }
 
-    init(fd: Int32) { self.fd = fd }
-
-    /// The next line (without LF), waiting until `deadline`; at most `maxBytes` including LF.
-    mutating func next(maxBytes: Int, deadline: Double) -> Outcome {
-        while true {
-            if let nl = buffer.firstIndex(of: 0x0A) {
-                if nl + 1 > maxBytes { return .tooLong }
-                let line = Array(buffer[..<nl])
-                buffer.removeSubrange(...nl)
-                return .line(line)
-            }
-            if buffer.count >= maxBytes { return .tooLong }
-            guard Socket.waitReadable(fd, until: deadline) else { return .timedOut }
-            var chunk = [UInt8](repeating: 0, count: 1024)
-            let n = chunk.withUnsafeMutableBytes { raw in Socket.retrying { recv(fd, raw.baseAddress!, raw.count, 0) } }
-            switch n {
-            case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK: continue
-            case .failure, .success(0): return .closed
-            case .success(let count): buffer += chunk[..<count]
-            }
-            pl_wipe_bytes(&chunk)
-        }
+    /// - Parameters:
+    ///   - capacity: the longest line `next` will be asked for, LF included.
+    init(fd: Int32, capacity: Int) {
+        self.fd = fd
+        buffer = .allocate(capacity: max(capacity, 1))
+        buffer.initialize(repeating: 0)
     }
 
-    mutating func wipe() { pl_wipe_bytes(&buffer) }
+    deinit {
+        if let base = buffer.baseAddress { pl_wipe(base, buffer.count) }
+        buffer.deallocate()
+    }
+
+    /// The next line (without LF), waiting until `deadline`; at most `maxBytes`
+    /// (no more than the capacity) including LF.
+    func next(maxBytes: Int, deadline: Double) -> Outcome {
+        let limit = min(maxBytes, buffer.count)
+        while true {
+            if let nl = buffer[..<count].firstIndex(of: 0x0A) {
+                if nl + 1 > limit { return .tooLong }
+                let line = SecretBytes(UnsafeBufferPointer(rebasing: buffer[..<nl]))
+                // Move what follows to the front and wipe the bytes it leaves.
+                let rest = count - (nl + 1)
+                if let base = buffer.baseAddress {
+                    base.update(from: base + nl + 1, count: rest)
+                    pl_wipe(base + rest, count - rest)
+                }
+                count = rest
+                return .line(line)
+            }
+            if count >= limit { return .tooLong }
+            guard Socket.waitReadable(fd, until: deadline), let base = buffer.baseAddress else { return .timedOut }
+            let free = buffer.count - count
+            switch Socket.retrying({ recv(fd, base + count, free, 0) }) {
+            case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK: continue
+            case .failure, .success(0): return .closed
+            case .success(let n): count += n
+            }
+        }
+    }
 }
 
 func pl_wipe_bytes(_ bytes: inout [UInt8]) {

@@ -31,7 +31,7 @@ extension PatternLockd {
             if let name = ttyname(0) { tty = String(cString: name) }
             let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
             do {
-                let reply = try DaemonConnection.request(.verify(user: user, pattern: typed, context: context), socket: socketOptions.path)
+                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(typed), context: context), socket: socketOptions.path)
                 guard reply == .ok else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
             } catch let error as ClientError {

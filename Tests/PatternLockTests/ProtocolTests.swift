@@ -12,6 +12,16 @@ struct ProtocolTests {
         #expect(try Request(Line(parsing: Array("PING".utf8))) == .ping)
     }
 
+    @Test("A pattern is parsed into secret bytes, never a string field")
+    func patternsAreSecret() throws {
+        let line = try Line(parsing: Array("ENROLL user=alice pattern=%31%33%39%37 current=7415".utf8))
+        #expect(line["pattern"] == nil && line["current"] == nil)
+        #expect(line.secret("pattern") == "1397" && line.secret("current") == "7415")
+        #expect(line.keys == ["user", "pattern", "current"])
+        #expect(!"\(SecretBytes("1397"))".contains("1397"), "a secret never prints its bytes")
+        #expect(throws: Line.ParseError.malformed("bad_encoding")) { try Line(parsing: Array("VERIFY pattern=%FF".utf8)) }
+    }
+
     @Test("Malformed requests say why", arguments: [
         ("verify user=a pattern=1", "bad_verb"), ("VERIFY user=alice", "missing_pattern"),
         ("VERIFY user=alice pattern=1234 colour=red", "unknown_key"), ("STATUS user=alice user=bob", "duplicate_key"),

@@ -29,12 +29,12 @@ struct ServiceTests {
                               clock: { c.now.load(ordering: .relaxed) }, accountUID: { a.uid($0) })
     }
 
-    func enroll(_ s: PatternService, _ user: String = "alice", _ pattern: String = "1397") {
+    func enroll(_ s: PatternService, _ user: String = "alice", _ pattern: SecretBytes = "1397") {
         #expect(s.enroll(user: user, typed: pattern, current: nil, iterations: nil, byAdministrator: true,
                          context: AttemptContext(), uid: 0) == .ok)
     }
 
-    func verify(_ s: PatternService, _ pattern: String, user: String = "alice") -> PatternService.Outcome {
+    func verify(_ s: PatternService, _ pattern: SecretBytes, user: String = "alice") -> PatternService.Outcome {
         s.verify(user: user, typed: pattern, context: AttemptContext(service: "sudo", tty: "pts/1"), uid: 1000)
     }
 

@@ -290,3 +290,47 @@ def test_a_lost_key_is_refused_while_records_exist(shared_tmp, make_users):
                     "every enrolled pattern now fails and counts towards the lockout")
     assert proc.returncode != 0 and "key" in err.lower(), err
     assert not os.path.exists(daemon.key_file), "no new key was made"
+
+
+def test_a_right_pattern_killed_during_its_rehash_never_counts_as_a_failure(shared_tmp, make_users):
+    """Issue 12, item 1. A right pattern for a record below the iteration target is
+    answered OK and then re-hashed. Its own attempt was counted before the hash, so
+    until the cleared count is on disk the record holds one failure too many. The
+    daemon's target here is the largest it allows (10^9 iterations: minutes of
+    hashing), so each re-hash is still running when the daemon is killed; the kill
+    comes as soon as the daemon has logged the OK, which it does once the cleared
+    count is durable. After the restart the user has made no failure since its last
+    success, so its next wrong pattern must leave 4 attempts, round after round."""
+    n_users, rounds = 2, 3
+    users = make_users(n_users)
+    daemon = Daemon(shared_tmp, ["--iterations", "1000000000"])
+    daemon.start()
+    right = "1397"
+    for u in users:
+        assert daemon.request(f"ENROLL user={u} pattern={right} iterations=600000") == "OK iterations=600000"
+    seen = []                            # (reply to the wrong pattern, reply to the right one, failures after the kill)
+    try:
+        for rnd in range(rounds):
+            for u in users:
+                wrong_reply = daemon.request(f"VERIFY user={u} pattern={WRONG} service=crash")
+                log_before = len(daemon.read_log())
+                right_reply = daemon.request(f"VERIFY user={u} pattern={right} service=crash", timeout=30)
+                if right_reply != "OK":
+                    seen.append((wrong_reply, right_reply, None))
+                    continue
+                # Event-driven: wait for the OK in the log (bounded far below the
+                # re-hash, which takes minutes), then kill in the middle of the re-hash.
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and f"verify user={u} " not in daemon.read_log()[log_before:]:
+                    time.sleep(0.005)
+                daemon.kill9()
+                daemon.start()
+                _, st = parse_reply(daemon.request(f"STATUS user={u}"))
+                assert st["iterations"] == "600000", "the kill landed during the re-hash"
+                seen.append((wrong_reply, right_reply, int(st["failures"])))
+    finally:
+        daemon.stop()
+    figure("right-pattern kills", f"{n_users} users x {rounds} kill -9 rounds during the re-hash after an OK: "
+                                  f"(reply to the wrong pattern, to the right one, failures on disk after the kill) = {seen}")
+    assert all(s == ("FAIL remaining=4", "OK", 0) for s in seen), \
+        f"a right pattern killed during its re-hash was counted as a failure: {seen}"

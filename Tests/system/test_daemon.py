@@ -2,6 +2,7 @@
 and the raw protocol."""
 import os
 import pathlib
+import signal
 import socket
 import stat
 import subprocess
@@ -310,3 +311,45 @@ def test_status_right_after_a_success_shows_the_cleared_count(daemon, test_user)
             b.sendall(f"STATUS user={test_user}\n".encode())    # another connection, at once
             _, st = parse_reply(read_line(b))
         assert (st["failures"], st["locked"]) == ("0", "0")
+
+
+def test_the_socket_path_appears_only_once_it_accepts(shared_tmp):
+    """Issue 12, item 2. A client that sees the socket path (a PAM module during a
+    restart, a script waiting for the path) must be able to connect at once: the
+    path may not exist before the daemon listens on it. strace holds every listen()
+    and chmod() the daemon makes for 0.3 s, so any moment in which the path exists
+    but does not accept yet lasts long enough to be seen; the client connects the
+    moment the path appears."""
+    refused = []
+    for i in range(3):
+        base = shared_tmp / f"s{i}"
+        base.mkdir()
+        d = Daemon(base)
+        tracer = subprocess.Popen(
+            ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=listen,chmod,fchmodat",
+             "-e", "inject=listen,chmod,fchmodat:delay_enter=300000"] + d.args(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(d.log_path, "ab"))
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.lexists(d.socket):
+                assert tracer.poll() is None, d.read_log()
+                assert time.monotonic() < deadline, "the socket never appeared: " + d.read_log()
+                time.sleep(0.0005)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(d.socket)
+            except ConnectionRefusedError:
+                refused.append(i)
+            else:
+                s.settimeout(30)
+                s.sendall(b"PING\n")
+                assert read_line(s) == "PONG version=1"
+            finally:
+                s.close()
+        finally:
+            # SIGTERM the daemon itself (strace's child), then let strace finish.
+            children = pathlib.Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children").read_text().split()
+            for pid in children:
+                os.kill(int(pid), signal.SIGTERM)
+            tracer.wait(30)
+    assert refused == [], f"connection refused right after the socket appeared in starts {refused} of 3"

@@ -49,9 +49,7 @@ public struct Credential: Equatable, Sendable, CustomStringConvertible {
 
     /// The PBKDF2 password: HMAC-SHA256 keyed with the pepper over the pattern's digits.
     static func password(for pattern: Pattern, pepper: Pepper, backend: SHA256Backend) -> [UInt8] {
-        var digits = Array(pattern.digits.utf8)
-        defer { wipe(&digits) }
-        return HMACSHA256.authenticate(digits, key: pepper.bytes, backend: backend)
+        pattern.withDigits { HMACSHA256.authenticate($0, key: pepper.bytes, backend: backend) }
     }
 
     /// A new credential with a fresh random salt.

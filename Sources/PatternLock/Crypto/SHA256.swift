@@ -1,3 +1,4 @@
+import CPatternLockShims
 import CSHA256
 
 /// SHA-256 (FIPS 180-4), written here so that the hash behind every credential is
@@ -28,6 +29,7 @@ public struct SHA256: Sendable {
         self.state = state
         self.length = length
         self.backend = backend
+        buffer.reserveCapacity(SHA256.blockSize)
     }
 
     public mutating func update(_ bytes: some Collection<UInt8>) {
@@ -68,6 +70,9 @@ public struct SHA256: Sendable {
                 SHA256.compress(st.baseAddress!, block.baseAddress!, blocks: 1, backend: backend)
             }
         }
+        // The block may hold a pattern's digits (HMAC's message): wipe it, and never
+        // let the buffer grow into a new allocation that leaves a copy behind.
+        buffer.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
         buffer.removeAll(keepingCapacity: true)
     }
 

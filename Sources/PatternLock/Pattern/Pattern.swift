@@ -1,3 +1,5 @@
+import CPatternLockShims
+
 /// A pattern on the 3×3 grid, phone-keypad layout (1 top-left):
 ///
 ///     1 2 3
@@ -10,27 +12,50 @@
 public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     public static let minimumDots = 4
 
-    /// The dots in order, each 1…9.
-    public let dots: [Int]
+    /// The dots in order, each 1…9, wiped when the pattern goes.
+    private let storage: SecretBytes
+
+    /// The dots in order, each 1…9 (for clients and tests: an array the daemon never makes).
+    public var dots: [Int] { storage.withUnsafeBytes { $0.map(Int.init) } }
 
     /// Normalizes typed digits into a pattern, or says in a sentence what is wrong.
     public init(typed: some StringProtocol) throws(PatternError) {
+        var bytes = Array(typed.utf8)
+        defer { wipe(&bytes) }
+        try self.init(typedBytes: bytes)
+    }
+
+    /// Normalizes typed digits kept as secret bytes (the daemon's way: no `String`
+    /// and no array that outlives this call ever holds them).
+    public init(typed: SecretBytes) throws(PatternError) {
+        try self = typed.withUnsafeBytes { (b) throws(PatternError) -> Pattern in try Pattern(typedBytes: b) }
+    }
+
+    private init(typedBytes typed: some Collection<UInt8>) throws(PatternError) {
         if typed.isEmpty { throw .empty }
-        var used = [Bool](repeating: false, count: 10)
-        var dots: [Int] = []
-        for scalar in typed.unicodeScalars {
-            guard scalar.value >= 0x31, scalar.value <= 0x39 else { throw .notADot }
-            let dot = Int(scalar.value - 0x30)
-            if used[dot] { throw .repeatedDot(dot) }
-            if let previous = dots.last, let middle = Pattern.dotPassedOver(from: previous, to: dot), !used[middle] {
-                used[middle] = true
-                dots.append(middle)
+        var used: UInt16 = 0
+        var failure: PatternError?
+        let made = SecretBytes(capacity: 9) { dots in
+            var n = 0
+            for byte in typed {
+                // Any other byte (or the first byte of any other character) is not a dot.
+                guard byte >= 0x31, byte <= 0x39 else { failure = .notADot; return nil }
+                let dot = Int(byte - 0x30)
+                if used & (1 << dot) != 0 { failure = .repeatedDot(dot); return nil }
+                if n > 0, let middle = Pattern.dotPassedOver(from: Int(dots[n - 1]), to: dot), used & (1 << middle) == 0 {
+                    used |= 1 << middle
+                    dots[n] = UInt8(middle)
+                    n += 1
+                }
+                used |= 1 << dot
+                dots[n] = UInt8(dot)
+                n += 1
             }
-            used[dot] = true
-            dots.append(dot)
+            guard n >= Pattern.minimumDots else { failure = .tooShort(n); return nil }
+            return n
         }
-        guard dots.count >= Pattern.minimumDots else { throw .tooShort(dots.count) }
-        self.dots = dots
+        guard let made else { throw failure ?? .empty }
+        storage = made
     }
 
     /// The dot a straight move from `a` to `b` passes over, if any (1→3 over 2,
@@ -43,8 +68,24 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         return middle == a || middle == b ? nil : middle
     }
 
-    /// The normalized digits, e.g. "1236987": what is hashed.
+    /// The normalized digits, e.g. "1236987" (for clients and tests).
     public var digits: String { String(dots.map { Character(String($0)) }) }
+
+    /// The normalized digits as ASCII, for the duration of `body` only: what is
+    /// hashed. They live on the stack and are wiped afterwards.
+    public func withDigits<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        storage.withUnsafeBytes { dots in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 9) { ascii in
+                for (i, dot) in dots.enumerated() { ascii[i] = dot + 0x30 }
+                defer { if let base = ascii.baseAddress { pl_wipe(base, ascii.count) } }
+                return body(UnsafeBufferPointer(rebasing: ascii[..<dots.count]))
+            }
+        }
+    }
+
+    public static func == (a: Pattern, b: Pattern) -> Bool { a.storage == b.storage }
+
+    public func hash(into hasher: inout Hasher) { storage.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) } }
 
     /// "1-2-3-6-9-8-7".
     public var description: String { dots.map(String.init).joined(separator: "-") }

@@ -3,27 +3,43 @@ public struct Line: Equatable, Sendable {
     public static let maxRequestBytes = 1024
     public static let maxReplyBytes = 4096
 
-    public var verb: String
-    /// Keys in the order given; values decoded.
-    public var fields: [(key: String, value: String)]
+    /// The keys whose values are patterns: decoded into secret bytes, never a `String`.
+    public static let secretKeys: Set<String> = ["pattern", "current"]
 
-    public init(_ verb: String, _ fields: [(String, String)] = []) {
+    public var verb: String
+    /// Keys in the order given; values decoded. Patterns are in `secrets`.
+    public var fields: [(key: String, value: String)]
+    /// The fields whose keys are `secretKeys`, in the order given.
+    public var secrets: [(key: String, value: SecretBytes)]
+
+    public init(_ verb: String, _ fields: [(String, String)] = [], secrets: [(String, SecretBytes)] = []) {
         self.verb = verb
         self.fields = fields.map { (key: $0.0, value: $0.1) }
+        self.secrets = secrets.map { (key: $0.0, value: $0.1) }
     }
 
     public static func == (a: Line, b: Line) -> Bool {
         a.verb == b.verb && a.fields.elementsEqual(b.fields, by: { $0.key == $1.key && $0.value == $1.value })
+            && a.secrets.elementsEqual(b.secrets, by: { $0.key == $1.key && $0.value == $1.value })
     }
 
     public subscript(key: String) -> String? {
         fields.first(where: { $0.key == key })?.value
     }
 
-    /// The encoded line, without its LF. A field whose value is already encoded
-    /// (STATUS `recent`) is passed through `raw`.
+    /// The secret field `key` (a pattern), if given.
+    public func secret(_ key: String) -> SecretBytes? {
+        secrets.first(where: { $0.key == key })?.value
+    }
+
+    /// Every key given, secret or not.
+    public var keys: [String] { fields.map(\.key) + secrets.map(\.key) }
+
+    /// The encoded line, without its LF (clients: it holds the patterns as text).
+    /// A field whose value is already encoded (STATUS `recent`) is passed through `raw`.
     public func encoded(raw: Set<String> = []) -> String {
-        ([verb] + fields.map { "\($0.key)=\(raw.contains($0.key) ? $0.value : PercentEncoding.encode($0.value))" })
+        ([verb] + fields.map { "\($0.key)=\(raw.contains($0.key) ? $0.value : PercentEncoding.encode($0.value))" }
+            + secrets.map { f in "\(f.key)=\(f.value.withUnsafeBytes { PercentEncoding.encode($0) })" })
             .joined(separator: " ")
     }
 
@@ -52,34 +68,42 @@ public struct Line: Equatable, Sendable {
         public var description: String { message }
     }
 
-    /// Parses one line (its bytes without the LF). `rawKeys` are kept encoded.
-    public init(parsing bytes: some Collection<UInt8>, maxBytes: Int = Line.maxRequestBytes - 1,
+    /// Parses one line (its bytes without the LF). `rawKeys` are kept encoded; the
+    /// values of `secretKeys` are decoded into secret bytes. Works on the bytes
+    /// throughout: no `String` ever holds the whole line or a pattern.
+    public init(parsing bytes: some BidirectionalCollection<UInt8>, maxBytes: Int = Line.maxRequestBytes - 1,
                 rawKeys: Set<String> = []) throws(ParseError) {
         guard bytes.count <= maxBytes else { throw .tooLong }
         guard !bytes.contains(0) else { throw .nulByte }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
-        if text.hasSuffix("\r") { throw .malformed("carriage_return") }
-        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
-        guard let verb = parts.first, !verb.isEmpty, verb.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A || $0 == 0x5F })
+        guard PercentEncoding.isValidUTF8(bytes) else { throw .notUTF8 }
+        if bytes.last == UInt8(ascii: "\r") { throw .malformed("carriage_return") }
+        let parts = bytes.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard let verb = parts.first, !verb.isEmpty, verb.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A || $0 == 0x5F })
         else { throw .malformed("bad_verb") }
         var fields: [(key: String, value: String)] = []
+        var secrets: [(key: String, value: SecretBytes)] = []
         for part in parts.dropFirst() {
-            guard let eq = part.firstIndex(of: "=") else { throw .malformed("bad_field") }
-            let key = part[..<eq], rawValue = part[part.index(after: eq)...]
-            guard !key.isEmpty, key.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A || $0 == 0x5F }) else {
+            guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { throw .malformed("bad_field") }
+            let keyBytes = part[..<eq], rawValue = part[part.index(after: eq)...]
+            guard !keyBytes.isEmpty, keyBytes.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A || $0 == 0x5F }) else {
                 throw .malformed("bad_key")
             }
-            guard !fields.contains(where: { $0.key == key }) else { throw .malformed("duplicate_key") }
-            let value: String
-            if rawKeys.contains(String(key)) {
-                value = String(rawValue)
-            } else {
-                guard let v = PercentEncoding.decode(rawValue) else { throw .malformed("bad_encoding") }
-                value = v
+            let key = String(decoding: keyBytes, as: UTF8.self)
+            guard !fields.contains(where: { $0.key == key }), !secrets.contains(where: { $0.key == key }) else {
+                throw .malformed("duplicate_key")
             }
-            fields.append((key: String(key), value: value))
+            if Line.secretKeys.contains(key) {
+                guard let v = PercentEncoding.decodeSecret(rawValue) else { throw .malformed("bad_encoding") }
+                secrets.append((key: key, value: v))
+            } else if rawKeys.contains(key) {
+                fields.append((key: key, value: String(decoding: rawValue, as: UTF8.self)))
+            } else {
+                guard let v = PercentEncoding.decode(bytes: rawValue) else { throw .malformed("bad_encoding") }
+                fields.append((key: key, value: v))
+            }
         }
-        self.verb = String(verb)
+        self.verb = String(decoding: verb, as: UTF8.self)
         self.fields = fields
+        self.secrets = secrets
     }
 }

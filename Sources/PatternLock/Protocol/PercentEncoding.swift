@@ -46,9 +46,44 @@ public enum PercentEncoding {
     }
 
     /// Decodes to a string; nil on a bad escape or when the bytes are not UTF-8.
-    public static func decode(_ text: some StringProtocol) -> String? {
-        guard let bytes = decodeBytes(text.utf8) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+    public static func decode(_ text: some StringProtocol) -> String? { decode(bytes: text.utf8) }
+
+    /// Decodes encoded bytes to a string; nil on a bad escape or when the result is not UTF-8.
+    public static func decode(bytes: some Collection<UInt8>) -> String? {
+        guard let decoded = decodeBytes(bytes) else { return nil }
+        return String(validating: decoded, as: UTF8.self)
+    }
+
+    /// Decodes a pattern's encoded bytes straight into secret bytes; nil on a bad
+    /// escape or when the result is not UTF-8 (what was decoded is wiped then too).
+    public static func decodeSecret(_ text: some Collection<UInt8>) -> SecretBytes? {
+        SecretBytes(capacity: text.count) { out in
+            var n = 0
+            var it = text.makeIterator()
+            while let c = it.next() {
+                if c == UInt8(ascii: "%") {
+                    guard let h = it.next().flatMap(hexValue), let l = it.next().flatMap(hexValue) else { return nil }
+                    out[n] = h << 4 | l
+                } else {
+                    out[n] = c
+                }
+                n += 1
+            }
+            return isValidUTF8(UnsafeBufferPointer(rebasing: out[..<n])) ? n : nil
+        }
+    }
+
+    /// Whether `bytes` are well-formed UTF-8, checked without making a `String`.
+    public static func isValidUTF8(_ bytes: some Sequence<UInt8>) -> Bool {
+        var it = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &it) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

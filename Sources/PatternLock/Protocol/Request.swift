@@ -17,9 +17,9 @@ public struct AttemptContext: Equatable, Sendable {
 public enum Request: Equatable, Sendable {
     case ping
     case status(user: String)
-    case verify(user: String, pattern: String, context: AttemptContext)
-    case enroll(user: String, pattern: String, current: String?, iterations: Int?)
-    case remove(user: String, current: String?)
+    case verify(user: String, pattern: SecretBytes, context: AttemptContext)
+    case enroll(user: String, pattern: SecretBytes, current: SecretBytes?, iterations: Int?)
+    case remove(user: String, current: SecretBytes?)
     case reset(user: String)
     case resetAll
     case list
@@ -39,8 +39,12 @@ public enum Request: Equatable, Sendable {
 
     public init(_ line: Line) throws(Line.ParseError) {
         func only(_ allowed: Set<String>, required: Set<String>) throws(Line.ParseError) {
-            for f in line.fields where !allowed.contains(f.key) { throw .malformed("unknown_key") }
-            for r in required where line[r] == nil { throw .malformed("missing_\(r)") }
+            for k in line.keys where !allowed.contains(k) { throw .malformed("unknown_key") }
+            for r in required where !line.keys.contains(r) { throw .malformed("missing_\(r)") }
+        }
+        func secret(_ key: String) throws(Line.ParseError) -> SecretBytes {
+            guard let v = line.secret(key) else { throw .malformed("missing_\(key)") }
+            return v
         }
         func value(_ key: String) throws(Line.ParseError) -> String {
             guard let v = line[key] else { throw .malformed("missing_\(key)") }
@@ -60,7 +64,7 @@ public enum Request: Equatable, Sendable {
             self = .status(user: try user())
         case "VERIFY":
             try only(["user", "pattern", "service", "tty", "rhost", "ruser"], required: ["user", "pattern"])
-            self = .verify(user: try user(), pattern: try value("pattern"),
+            self = .verify(user: try user(), pattern: try secret("pattern"),
                            context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
                                                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
         case "ENROLL":
@@ -70,10 +74,11 @@ public enum Request: Equatable, Sendable {
                 guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
                 iterations = n
             }
-            self = .enroll(user: try user(), pattern: try value("pattern"), current: line["current"], iterations: iterations)
+            self = .enroll(user: try user(), pattern: try secret("pattern"), current: line.secret("current"),
+                           iterations: iterations)
         case "REMOVE":
             try only(["user", "current"], required: ["user"])
-            self = .remove(user: try user(), current: line["current"])
+            self = .remove(user: try user(), current: line.secret("current"))
         case "RESET":
             if line["all"] != nil {
                 try only(["all"], required: ["all"])
@@ -96,17 +101,14 @@ public enum Request: Equatable, Sendable {
         case .ping: return Line("PING")
         case .status(let u): return Line("STATUS", [("user", u)])
         case .verify(let u, let p, let c):
-            return Line("VERIFY", [("user", u), ("pattern", p), ("service", c.service), ("tty", c.tty),
-                                   ("rhost", c.rhost), ("ruser", c.ruser)])
+            return Line("VERIFY", [("user", u), ("service", c.service), ("tty", c.tty), ("rhost", c.rhost),
+                                   ("ruser", c.ruser)], secrets: [("pattern", p)])
         case .enroll(let u, let p, let current, let iterations):
-            var f = [("user", u), ("pattern", p)]
-            if let c = current { f.append(("current", c)) }
-            if let i = iterations { f.append(("iterations", String(i))) }
-            return Line("ENROLL", f)
-        case .remove(let u, let current):
             var f = [("user", u)]
-            if let c = current { f.append(("current", c)) }
-            return Line("REMOVE", f)
+            if let i = iterations { f.append(("iterations", String(i))) }
+            return Line("ENROLL", f, secrets: [("pattern", p)] + (current.map { [("current", $0)] } ?? []))
+        case .remove(let u, let current):
+            return Line("REMOVE", [("user", u)], secrets: current.map { [("current", $0)] } ?? [])
         case .reset(let u): return Line("RESET", [("user", u)])
         case .resetAll: return Line("RESET", [("all", "1")])
         case .list: return Line("LIST")

@@ -82,7 +82,7 @@ public final class PatternService: Sendable {
 
     // MARK: - Verify
 
-    public func verify(user: String, typed: String, context: AttemptContext, uid: UInt32) -> Outcome {
+    public func verify(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32) -> Outcome {
         verifyReporting(user: user, typed: typed, context: context, uid: uid).outcome
     }
 
@@ -90,28 +90,33 @@ public final class PatternService: Sendable {
     /// so the log shows what a verify costs beyond it.
     ///
     /// `answer`, when given, is called with a successful outcome before the count is
-    /// cleared on disk (and before any re-hash), still under the user's lock: the
-    /// user does not wait for that write, and a crash before it only leaves the
-    /// count higher than it should be, never lower.
-    public func verifyReporting(user: String, typed: String, context: AttemptContext, uid: UInt32,
-                                answer: (Outcome) -> Void = { _ in })
+    /// cleared on disk, still under the user's lock: the user does not wait for that
+    /// write, and a crash before it only leaves the count higher than it should be,
+    /// never lower. `cleared` is called once the cleared count is durable and before
+    /// any re-hash, with the hash time, so the outcome can be logged before the slow
+    /// work: between the answer and the durable clear there is one write, not a hash.
+    public func verifyReporting(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
+                                answer: (Outcome) -> Void = { _ in },
+                                cleared: (_ hashMilliseconds: Double?) -> Void = { _ in })
         -> (outcome: Outcome, hashMilliseconds: Double?) {
         locks.withLock(user) {
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
+            let hashMilliseconds = hashTime.map { $0 * 1000 }
             if outcome == .ok, var record {
                 answer(outcome)
                 record.recordSuccess()
-                rehashIfBelowTarget(&record, typed: typed)
                 // The pattern was right; a failed write leaves the count high, never low.
                 try? store.save(record)
+                cleared(hashMilliseconds)
+                if rehashIfBelowTarget(&record, typed: typed) { try? store.save(record) }
             }
-            return (outcome, hashTime.map { $0 * 1000 })
+            return (outcome, hashMilliseconds)
         }
     }
 
     /// Checks `typed` against the user's record as one counted attempt. Must run
     /// under the user's lock. On `.ok` returns the record as stored before success.
-    private func attempt(user: String, typed: String, context: AttemptContext, uid: UInt32)
+    private func attempt(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32)
         -> (Outcome, UserRecord?, hashSeconds: Double?) {
         var record: UserRecord
         switch loadOwned(user) {
@@ -140,18 +145,21 @@ public final class PatternService: Sendable {
         return (.fail(remaining: record.remaining(now: now, policy: policy)), record, elapsed)
     }
 
-    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: String) {
+    /// Gives the record a credential at the target iteration count; false when it
+    /// has one already (or the new one cannot be made).
+    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: SecretBytes) -> Bool {
         guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
               let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
-        else { return }
+        else { return false }
         record.credential = fresh
+        return true
     }
 
     // MARK: - Enroll and remove
 
     /// Sets a user's pattern. `current` is checked (as a counted attempt) when the
     /// user changes its own existing pattern; an administrator needs none.
-    public func enroll(user: String, typed: String, current: String?, iterations: Int?, byAdministrator: Bool,
+    public func enroll(user: String, typed: SecretBytes, current: SecretBytes?, iterations: Int?, byAdministrator: Bool,
                        context: AttemptContext, uid: UInt32) -> Outcome {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
@@ -184,7 +192,7 @@ public final class PatternService: Sendable {
     }
 
     /// Removes a user's record; the user itself must give its current pattern.
-    public func remove(user: String, current: String?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
+    public func remove(user: String, current: SecretBytes?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
         locks.withLock(user) {
             // Root removes any record, a stale or unreadable one included; a user
             // only its own.
