@@ -81,6 +81,7 @@ def run_together(targets):
 RECORD = re.compile(
     r"patternlock-record-v1\n"
     r"user=(?P<user>[^\n]+)\n"
+    r"(uid=\d+\n)?"
     r"credential=\$pbkdf2-sha256\$i=\d+\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
