@@ -246,6 +246,10 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 		if (s->cfg.debug)
 			pam_syslog(s->pamh, LOG_DEBUG, "pattern accepted for %s",
 				   s->user);
+		/* Unlocking is never refused for a weak pattern; one line of
+		 * advice, which quiet and PAM_SILENT suppress. */
+		if (r->weak == 1)
+			tell(s, PAM_TEXT_INFO, pl_weak_advice());
 		return PAM_SUCCESS;
 	case PL_VERB_FAIL:
 		pam_syslog(s->pamh, LOG_NOTICE,

@@ -4,6 +4,8 @@ import PatternLock
 /// uid U may verify, see and change only its own user) and runs it on the service.
 struct RequestHandler: Sendable {
     let service: PatternService
+    /// Applied to every new or changed pattern (docs/GUESSING.md); never to a verify.
+    let policy: EnrollPolicy
 
     /// The reply lines for one request, and one log line (never a pattern). A
     /// successful VERIFY is answered through `answerEarly` before its bookkeeping
@@ -31,12 +33,12 @@ struct RequestHandler: Sendable {
             var answered = false
             let (outcome, hashMilliseconds) = service.verifyReporting(
                 user: user, typed: pattern, context: context, uid: peerUID,
-                answer: { answerEarly([$0.reply]); answered = true })
-            replies = [outcome.reply]
+                answer: { answerEarly([policy.verifyReply($0, typed: pattern)]); answered = true })
+            replies = [policy.verifyReply(outcome, typed: pattern)]
             if answered { logFields.append("answered=early") }
             if let ms = hashMilliseconds { logFields.append("hash_ms=\(Double(Int(ms * 10)) / 10)") }
 
-        case .enroll(let user, let pattern, let current, let iterations):
+        case .enroll(let user, let pattern, let current, let iterations, let override):
             logFields = [Log.field("user", user)]
             if isRoot {
                 guard Accounts.exists(user) else { replies = [.error("no_such_user")]; break }
@@ -46,10 +48,17 @@ struct RequestHandler: Sendable {
                 // only root may choose one.
                 guard iterations == nil else { replies = [.error("iterations_root_only")]; break }
             }
+            // Refused before anything is counted; only root may override, and it is logged.
+            guard !override || isRoot else { replies = [.error("override_root_only")]; break }
+            if let refusal = policy.refusal(typed: pattern) {
+                guard override else { replies = [.refused(refusal)]; break }
+                logFields.append("policy=overridden")
+            }
             let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
                                          byAdministrator: isRoot,
                                          context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
-            replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : outcome.reply]
+            replies = [outcome == .ok ? .okEnrolled(iterations: iterations ?? service.targetIterations,
+                                                    guesses: policy.guesses(typed: pattern)) : outcome.reply]
 
         case .remove(let user, let current):
             logFields = [Log.field("user", user)]
@@ -81,7 +90,7 @@ struct RequestHandler: Sendable {
 
         if case .list = request {} else {
             // STATUS replies are long and hold nothing new; log their verb only.
-            let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
+            let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.logLine } } ?? ""
             Log.info(([request.verb.lowercased()] + logFields + [Log.field("uid", String(peerUID)), "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
         }
         return logFields.contains("answered=early") ? [] : replies

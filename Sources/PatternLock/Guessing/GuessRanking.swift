@@ -37,24 +37,30 @@ public struct GuessRanking: Sendable {
 
         // Shapes: each family's weight split among its drawings, then among the
         // drawing's orientations and directions, partly evenly, partly as the chain.
-        var families: [UInt32: (family: Int, weight: Double)] = [:]
+        // A pattern drawn as listed or mirrored (forwards or backwards) is named after that family
+        // (7415963 is an N, though it is also a Z turned); otherwise the heaviest.
+        var families: [UInt32: (family: Int, asListed: Bool, weight: Double)] = [:]
         let familyTotal = p.families.reduce(0) { $0 + $1.weight }
         for (f, family) in p.families.enumerated() where familyTotal > 0 {
             for drawing in family.drawings {
-                let variants = GuessRanking.variants(of: drawing).compactMap { v -> (UInt32, Int)? in
-                    let k = GuessRanking.key(v)
+                let variants = GuessRanking.variants(of: drawing).compactMap { v -> (UInt32, Int, Bool)? in
+                    let k = GuessRanking.key(v.dots)
                     guard let i = GuessRanking.index(of: k, in: keys) else { return nil }
-                    return (k, i)
+                    return (k, i, v.symmetry == .identity || v.symmetry == .mirrorLeftRight)
                 }
                 guard !variants.isEmpty else { continue }
                 let share = p.shapeShare * family.weight / familyTotal / Double(family.drawings.count)
                 let chainSum = variants.reduce(0.0) { $0 + chain[$1.1] }
-                for (k, i) in variants {
+                for (k, i, asListed) in variants {
                     let even = p.shapeEvenShare / Double(variants.count)
                     let followed = chainSum > 0 ? (1 - p.shapeEvenShare) * chain[i] / chainSum : 0
                     let w = share * (even + followed)
                     probabilities[i] += w
-                    if w > families[k]?.weight ?? 0 { families[k] = (f, w) }
+                    let old = families[k]
+                    if old == nil || (asListed && !(old?.asListed ?? false))
+                        || (asListed == old?.asListed && w > old?.weight ?? 0) {
+                        families[k] = (f, asListed, w)
+                    }
                 }
             }
         }
@@ -161,17 +167,17 @@ public struct GuessRanking: Sendable {
     }
 
     /// A drawing in its 8 orientations, forwards and backwards, valid and distinct.
-    static func variants(of digits: String) -> [[Int]] {
+    static func variants(of digits: String) -> [(dots: [Int], symmetry: GridSymmetry)] {
         guard let pattern = try? Pattern(typed: digits) else { return [] }
         var seen = Set<[Int]>()
-        var out: [[Int]] = []
+        var out: [(dots: [Int], symmetry: GridSymmetry)] = []
         for s in GridSymmetry.allCases {
             let image = s.map(pattern.dots)
             for candidate in [image, Array(image.reversed())] {
                 // Backwards may pass over a dot not yet drawn: then it is another pattern.
                 guard let p = try? Pattern(typed: String(candidate.map { Character(String($0)) })), p.dots == candidate,
                       seen.insert(candidate).inserted else { continue }
-                out.append(candidate)
+                out.append((candidate, s))
             }
         }
         return out

@@ -36,7 +36,7 @@ public struct ShapeFamily: Sendable, Equatable {
         ShapeFamily(id: "digit_6", phrase: "a 6", weight: 0.02, drawings: ["321478965"]),
         ShapeFamily(id: "square", phrase: "a square", weight: 0.08, drawings: ["12369874", "1254"]),
         ShapeFamily(id: "triangle", phrase: "a triangle", weight: 0.02, drawings: ["159874"]),
-        ShapeFamily(id: "lines", phrase: "straight lines side by side", weight: 0.05,
+        ShapeFamily(id: "lines", phrase: "straight strokes", weight: 0.05,
                     drawings: ["123654789", "123456789", "123456", "1234"]),
     ]
 }

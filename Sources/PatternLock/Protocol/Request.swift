@@ -18,7 +18,8 @@ public enum Request: Equatable, Sendable {
     case ping
     case status(user: String)
     case verify(user: String, pattern: String, context: AttemptContext)
-    case enroll(user: String, pattern: String, current: String?, iterations: Int?)
+    /// `override`: root enrolls a pattern the enroll policy refuses (logged).
+    case enroll(user: String, pattern: String, current: String?, iterations: Int?, override: Bool = false)
     case remove(user: String, current: String?)
     case reset(user: String)
     case resetAll
@@ -64,13 +65,15 @@ public enum Request: Equatable, Sendable {
                            context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
                                                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
         case "ENROLL":
-            try only(["user", "pattern", "current", "iterations"], required: ["user", "pattern"])
+            try only(["user", "pattern", "current", "iterations", "override"], required: ["user", "pattern"])
             var iterations: Int?
             if let i = line["iterations"] {
                 guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
                 iterations = n
             }
-            self = .enroll(user: try user(), pattern: try value("pattern"), current: line["current"], iterations: iterations)
+            if let o = line["override"], o != "1" { throw .malformed("bad_override") }
+            self = .enroll(user: try user(), pattern: try value("pattern"), current: line["current"], iterations: iterations,
+                           override: line["override"] != nil)
         case "REMOVE":
             try only(["user", "current"], required: ["user"])
             self = .remove(user: try user(), current: line["current"])
@@ -98,10 +101,11 @@ public enum Request: Equatable, Sendable {
         case .verify(let u, let p, let c):
             return Line("VERIFY", [("user", u), ("pattern", p), ("service", c.service), ("tty", c.tty),
                                    ("rhost", c.rhost), ("ruser", c.ruser)])
-        case .enroll(let u, let p, let current, let iterations):
+        case .enroll(let u, let p, let current, let iterations, let override):
             var f = [("user", u), ("pattern", p)]
             if let c = current { f.append(("current", c)) }
             if let i = iterations { f.append(("iterations", String(i))) }
+            if override { f.append(("override", "1")) }
             return Line("ENROLL", f)
         case .remove(let u, let current):
             var f = [("user", u)]
