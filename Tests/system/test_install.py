@@ -57,6 +57,7 @@ def expected_files(prefix, unitdir):
         f"{prefix}/share/man/man8/patternlockd.8": 0o644,
         f"{prefix}/share/man/man8/pam_patternlock.8": 0o644,
         f"{prefix}/share/doc/patternlock/PROTOCOL.md": 0o644,
+        f"{prefix}/share/doc/patternlock/GUESSING.md": 0o644,
         f"{prefix}/share/doc/patternlock/pam.d-example": 0o644,
     }
     if (ROOT / "docs" / "SECURITY.md").exists():
