@@ -93,8 +93,9 @@ struct pl_reply {
  * Parses one reply line of len bytes, without its LF. Strict: the verb must be
  * known, fields are single-space separated key=value words, a known key may
  * appear once and must hold a well-formed value, each verb's required fields
- * must be present, and "OK" is only "OK" or "OK weak=0|1" — nothing else. A NUL, CR or other
- * control byte anywhere, or a line of PL_MAX_REPLY bytes or more, is malformed.
+ * must be present, and "OK" is only "OK" or "OK weak=0|1" — nothing else.
+ * A NUL, CR or other control byte anywhere, or a line of PL_MAX_REPLY bytes
+ * or more, is malformed.
  * Returns 0 and fills *out, or -1 (out->verb is then PL_VERB_NONE).
  */
 int pl_parse_reply(const char *line, size_t len, struct pl_reply *out);
