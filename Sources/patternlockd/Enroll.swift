@@ -75,12 +75,10 @@ extension PatternLockd {
                                 override: overridePolicy),
                         socket: socketOptions.path)
                     switch reply {
-                    case .okEnrolled(let n, let guesses):
-                        print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
-                        print(GuessFeedback.strength(guesses: guesses))
-                        enrolled = pattern
                     case .okIterations(let n):
                         print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
+                        // The daemon's model is this binary's: rank the pattern here.
+                        print(GuessFeedback.strength(guesses: GuessRanking.published.rank(of: pattern)))
                         enrolled = pattern
                     case .refused, .invalid(reason: "denylisted"):
                         var refusal = EnrollPolicy.Refusal.denylisted

@@ -67,11 +67,6 @@ extension EnrollPolicy {
         return refusal(for: pattern)
     }
 
-    func guesses(typed: String) -> Int {
-        guard let pattern = try? Pattern(typed: typed) else { return 0 }
-        return guesses(for: pattern)
-    }
-
     /// A VERIFY reply: a right pattern this policy would refuse today is `OK weak=1`,
     /// so the PAM module can advise a change. The lookup is a binary search in the
     /// table built at start.
@@ -81,11 +76,10 @@ extension EnrollPolicy {
 }
 
 extension Reply {
-    /// The reply as logged: without the guess rank or the guesses, which name the
-    /// pattern as surely as its digits would.
+    /// The reply as logged: without the guess rank, which names the pattern as
+    /// surely as its digits would.
     var logLine: String {
         switch self {
-        case .okEnrolled(let n, _): return Reply.okIterations(n).line
         case .refused(.common): return "INVALID reason=common"
         default: return line
         }

@@ -57,8 +57,7 @@ struct RequestHandler: Sendable {
             let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
                                          byAdministrator: isRoot,
                                          context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
-            replies = [outcome == .ok ? .okEnrolled(iterations: iterations ?? service.targetIterations,
-                                                    guesses: policy.guesses(typed: pattern)) : outcome.reply]
+            replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : outcome.reply]
 
         case .remove(let user, let current):
             logFields = [Log.field("user", user)]

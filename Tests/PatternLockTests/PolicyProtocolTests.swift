@@ -7,7 +7,7 @@ struct PolicyProtocolTests {
     @Test("New replies and the override round-trip")
     func roundTrip() throws {
         let replies: [Reply] = [
-            .okWeak, .okEnrolled(iterations: 600_000, guesses: 123_456),
+            .okWeak,
             .refused(.common(rank: 3, top: 1000, shape: "letter_L")), .refused(.common(rank: 700, top: 1000, shape: nil)),
             .refused(.tooFewDots(minimum: 6)),
         ]
@@ -23,7 +23,6 @@ struct PolicyProtocolTests {
     @Test("Malformed policy fields are refused", arguments: [
         "OK weak=2", "OK weak=", "OK weak=1 weak=1", "INVALID reason=common rank=x top=1000 shape=",
         "INVALID reason=other rank=1 top=1000 shape=", "INVALID reason=too_few_dots minimum=3",
-        "OK iterations=600000 guesses=-1",
     ])
     func strict(text: String) {
         #expect(Reply(line: text) == nil)

@@ -137,8 +137,7 @@ def test_uniformly_random_patterns_of_six_dots_or_more_are_almost_all_accepted(p
         if reply.startswith("INVALID reason=common"):
             refused.append(p)
         else:
-            verb, fields = parse_reply(reply)
-            assert verb == "OK" and int(fields["guesses"]) > 1000, reply
+            assert reply == "OK iterations=600000", reply
     assert len(refused) <= 4, refused
 
 

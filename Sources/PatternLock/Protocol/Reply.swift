@@ -33,8 +33,6 @@ public enum Reply: Equatable, Sendable {
     /// VERIFY: right, but the enroll policy would refuse this pattern today.
     case okWeak
     case okIterations(Int)
-    /// ENROLL accepted: the iterations, and about how many guesses the model needs.
-    case okEnrolled(iterations: Int, guesses: Int)
     /// ENROLL refused by the policy; not counted as an attempt.
     case refused(EnrollPolicy.Refusal)
     case okCount(Int)
@@ -55,7 +53,6 @@ public enum Reply: Equatable, Sendable {
         case .ok: return "OK"
         case .okWeak: return Line("OK", [("weak", "1")]).encoded()
         case .okIterations(let n): return Line("OK", [("iterations", String(n))]).encoded()
-        case .okEnrolled(let n, let g): return Line("OK", [("iterations", String(n)), ("guesses", String(g))]).encoded()
         case .refused(.common(let rank, let top, let shape)):
             return Line("INVALID", [("reason", "common"), ("rank", String(rank)), ("top", String(top)),
                                     ("shape", shape ?? "")]).encoded()
@@ -99,9 +96,6 @@ public enum Reply: Equatable, Sendable {
         case ("OK", []): self = .ok
         case ("OK", ["iterations"]): guard let n = int("iterations") else { return nil }; self = .okIterations(Int(n))
         case ("OK", ["weak"]): guard int("weak", 1...1) != nil else { return nil }; self = .okWeak
-        case ("OK", ["iterations", "guesses"]):
-            guard let n = int("iterations"), let g = int("guesses") else { return nil }
-            self = .okEnrolled(iterations: Int(n), guesses: Int(g))
         case ("INVALID", ["reason", "rank", "top", "shape"]):
             guard value("reason") == "common", let r = int("rank"), let t = int("top") else { return nil }
             let shape = value("shape")
