@@ -1,7 +1,7 @@
 # make demo — install what is missing, build, and run patternlock in a sandbox
 # that changes nothing on the system (scripts/demo.sh says how).
 #   make demo                      interactive on a terminal
-#   make demo DEMO_PATTERN=1397    the same steps, typed by the script
+#   make demo DEMO_PATTERN=46183    the same steps, typed by the script
 DEMO_PATTERN ?=
 DEMO_USER    ?=
 

@@ -32,6 +32,7 @@ INSTALLED_FILES = \
 	$(MANDIR)/man8/patternlockd.8 \
 	$(MANDIR)/man8/pam_patternlock.8 \
 	$(DOCDIR)/PROTOCOL.md \
+	$(DOCDIR)/GUESSING.md \
 	$(DOCDIR)/pam.d-example \
 	$(DOCDIR)/pam.d-example-faillock \
 	$(if $(wildcard docs/SECURITY.md),$(DOCDIR)/SECURITY.md)
@@ -60,7 +61,7 @@ install: install-root-check all
 	install -m 0644 systemd/patternlockd.socket "$(DESTDIR)$(UNITDIR)/patternlockd.socket"
 	install -m 0644 pam/pam-configs/patternlock "$(DESTDIR)$(PAMCONFIGDIR)/patternlock"
 	install -m 0644 docs/patternlockd.8 docs/pam_patternlock.8 "$(DESTDIR)$(MANDIR)/man8/"
-	install -m 0644 docs/PROTOCOL.md pam/pam.d-example pam/pam.d-example-faillock $(wildcard docs/SECURITY.md) "$(DESTDIR)$(DOCDIR)/"
+	install -m 0644 docs/PROTOCOL.md docs/GUESSING.md pam/pam.d-example pam/pam.d-example-faillock $(wildcard docs/SECURITY.md) "$(DESTDIR)$(DOCDIR)/"
 	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh install; fi
 
 uninstall: install-root-check

@@ -6,7 +6,7 @@
 # (pam_start_confdir), so /etc/pam.d is never read or written.
 #
 # Interactive on a terminal. Scripted when stdin is not a terminal or when
-# DEMO_PATTERN is set (make demo DEMO_PATTERN=1397): the same steps, with the
+# DEMO_PATTERN is set (make demo DEMO_PATTERN=46183): the same steps, with the
 # pattern typed by the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +56,7 @@ SCRIPTED=0
 PATTERN=${DEMO_PATTERN:-}
 if [ -n "$PATTERN" ] || [ ! -t 0 ]; then
     SCRIPTED=1
-    PATTERN=${PATTERN:-1397}
+    PATTERN=${PATTERN:-46183}
 fi
 
 SANDBOX=$(mktemp -d /tmp/patternlock-demo.XXXXXX)
@@ -110,8 +110,11 @@ wrong_pattern() {   # a pattern that is not $PATTERN, different each time
 # --- 3. Enroll.
 section "1. Enroll a pattern for $DEMO_USER"
 say "Pick at least 4 dots on the keypad grid. A straight move over an unused dot takes it"
-say "too, so 1397 draws 1-2-3-6-9-8-7, three sides of the square."
+say "too, so 46183 draws 4-5-6-1-8-3. The patterns attackers try first (an L, a square,"
+say "a Z, their rotations and mirror images) are refused, so choose your own path."
 if [ "$SCRIPTED" = 1 ]; then
+    say "\$ patternlockd enroll $DEMO_USER        (the script first types 1397, three sides of the square)"
+    printf '1397\n1397\n' | pld enroll "$DEMO_USER" || true
     say "\$ patternlockd enroll $DEMO_USER        (the script types $PATTERN twice)"
     printf '%s\n%s\n' "$PATTERN" "$PATTERN" | pld enroll "$DEMO_USER"
 else

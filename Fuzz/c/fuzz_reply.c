@@ -4,9 +4,10 @@
  *
  * The bytes are what a daemon (or anything that got to answer on the socket)
  * sends back, without the LF. Besides ASan/UBSan, it checks what the module
- * relies on: only the exact line "OK" parses as OK, an accepted line is
- * printable ASCII with single-space separated words, a rejected line leaves
- * the reply reset, and each verb's required fields were there.
+ * relies on: only the exact lines "OK", "OK weak=0" and "OK weak=1" parse
+ * as OK (weak set only by the last), an accepted line is printable ASCII with
+ * single-space separated words, a rejected line leaves the reply reset, and
+ * each verb's required fields were there.
  */
 /* memmem */
 #define _GNU_SOURCE
@@ -43,7 +44,7 @@ static int is_reset(const struct pl_reply *r)
 {
 	return r->verb == PL_VERB_NONE && r->remaining == -1 &&
 	       r->retry_after == 0 && r->reason == PL_REASON_NONE &&
-	       r->enrolled == -1 && r->locked == -1;
+	       r->enrolled == -1 && r->locked == -1 && r->weak == 0;
 }
 
 /* Does the line hold the word " key=" followed by 1-10 digits up to a space
@@ -119,9 +120,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The one reply that grants access. */
 	if (r.verb == PL_VERB_OK)
-		CHECK(size == 2 && memcmp(line, "OK", 2) == 0);
+		CHECK((size == 2 && memcmp(line, "OK", 2) == 0) ||
+		      (size == 9 && memcmp(line, "OK weak=", 8) == 0 &&
+		       (line[8] == '0' || line[8] == '1')));
 	if (size == 2 && memcmp(line, "OK", 2) == 0)
-		CHECK(r.verb == PL_VERB_OK);
+		CHECK(r.verb == PL_VERB_OK && r.weak == 0);
+	if (size == 9 && memcmp(line, "OK weak=1", 9) == 0)
+		CHECK(r.verb == PL_VERB_OK && r.weak == 1);
+	CHECK(r.weak == 0 || r.verb == PL_VERB_OK);
 
 	CHECK(r.retry_after >= 0);
 	CHECK(r.remaining >= -1);

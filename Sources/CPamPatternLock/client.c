@@ -347,6 +347,7 @@ static void reply_reset(struct pl_reply *r)
 	r->reason = PL_REASON_NONE;
 	r->enrolled = -1;
 	r->locked = -1;
+	r->weak = 0;
 }
 
 int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
@@ -376,9 +377,17 @@ int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
 	}
 	if (verb == PL_VERB_NONE)
 		goto done;
-	/* The one reply that grants access is exactly "OK". */
-	if (verb == PL_VERB_OK && len != vlen)
+	/* The one reply that grants access is exactly "OK", or "OK weak=0|1"
+	 * (docs/PROTOCOL.md): nothing else may follow it. */
+	if (verb == PL_VERB_OK) {
+		if (len != vlen &&
+		    (len != vlen + 7 || memcmp(line + vlen, " weak=", 6) != 0 ||
+		     !parse_flag(line + vlen + 6, 1, &r.weak)))
+			goto done;
+		r.verb = verb;
+		ret = 0;
 		goto done;
+	}
 
 	pos = vlen;
 	while (pos < len) {

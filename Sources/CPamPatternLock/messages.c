@@ -86,3 +86,9 @@ const char *pl_invalid_message(enum pl_reason reason)
 	}
 	return "This entry is not a pattern. It was not counted.";
 }
+
+const char *pl_weak_advice(void)
+{
+	return "Your pattern is one that attackers try first. "
+	       "Change it with: patternlockd enroll";
+}

@@ -3,9 +3,10 @@
  *
  * Asks patternlockd (over its root-owned Unix socket) whether the user has a
  * pattern and is not locked, shows the 3x3 grid, reads the dots with echo off
- * and has the daemon verify them. Only an exact "OK" to the VERIFY is success;
- * every failure to reach or understand the daemon is PAM_AUTHINFO_UNAVAIL so
- * the stack falls through to the password.
+ * and has the daemon verify them. Only an exact "OK" (or "OK weak=1", after
+ * which one line advises a change) to the VERIFY is success; every failure
+ * to reach or understand the daemon is PAM_AUTHINFO_UNAVAIL so the stack
+ * falls through to the password.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -247,6 +248,10 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 		if (s->cfg.debug)
 			pam_syslog(s->pamh, LOG_DEBUG, "pattern accepted for %s",
 				   s->user);
+		/* Unlocking is never refused for a weak pattern; one line of
+		 * advice, which quiet and PAM_SILENT suppress. */
+		if (r->weak == 1)
+			tell(s, PAM_TEXT_INFO, pl_weak_advice());
 		return PAM_SUCCESS;
 	case PL_VERB_FAIL:
 		pam_syslog(s->pamh, LOG_NOTICE,

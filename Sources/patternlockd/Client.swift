@@ -116,6 +116,7 @@ func failure(for reply: Reply, user: String) -> ClientError {
         switch m {
         case "no_such_user": text = "There is no user \(user) on this system."
         case "iterations_too_low": text = "The iteration count must be at least \(Credential.minimumIterations)."
+        case "override_root_only": text = "Only root can override the enroll policy; choose a pattern the policy accepts."
         case "iterations_root_only": text = "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count."
         case "store_failed": text = "patternlockd could not read or write its state; see its log (journalctl -u patternlockd)."
         case "record_unreadable": text = "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)"

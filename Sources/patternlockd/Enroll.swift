@@ -31,7 +31,13 @@ extension PatternLockd {
         @Option(help: ArgumentHelp("PBKDF2 iterations for this pattern (at least 600000; default: the daemon's calibrated count).", valueName: "n"))
         var iterations: Int?
 
+        @Flag(name: .customLong("override-policy"), help: "Root only: enroll a pattern the enroll policy refuses (logged).")
+        var overridePolicy = false
+
         func validate() throws {
+            if overridePolicy && geteuid() != 0 {
+                throw ValidationError("Only root can override the enroll policy; choose a pattern the policy accepts.")
+            }
             if let iterations, iterations < Credential.minimumIterations {
                 throw ValidationError("--iterations must be at least \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256).")
             }
@@ -63,12 +69,35 @@ extension PatternLockd {
                     }
                     current = c
                 }
-                let pattern = try readNewPattern()
-                let reply = try DaemonConnection.request(
-                    .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) }, iterations: iterations),
-                    socket: socketOptions.path)
-                guard case .okIterations(let n) = reply else { throw failure(for: reply, user: user) }
-                print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
+                // On a terminal a refused pattern may be replaced at once (nothing was counted).
+                let tries = PatternInput.isTerminal ? 3 : 1
+                var enrolled: Pattern?
+                for attempt in 1...tries where enrolled == nil {
+                    let pattern = try readNewPattern()
+                    let reply = try DaemonConnection.request(
+                        .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
+                                iterations: iterations, override: overridePolicy),
+                        socket: socketOptions.path)
+                    switch reply {
+                    case .okIterations(let n):
+                        print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
+                        // The daemon's model is this binary's: rank the pattern here.
+                        print(GuessFeedback.strength(guesses: GuessRanking.published.rank(of: pattern)))
+                        enrolled = pattern
+                    case .refused, .invalid(reason: "denylisted"):
+                        var refusal = EnrollPolicy.Refusal.denylisted
+                        if case .refused(let r) = reply { refusal = r }
+                        let why = GuessFeedback.sentence(for: refusal, pattern: pattern) + "\n" + pattern.picture
+                        if attempt < tries { printError(why + "\nThis entry was not counted. Choose another pattern."); continue }
+                        throw ClientError(description: why + "\nNothing was changed, and this entry was not counted as an attempt.",
+                                          code: Exit.invalid)
+                    default:
+                        throw failure(for: reply, user: user)
+                    }
+                }
+                guard let pattern = enrolled else {
+                    throw ClientError(description: "No pattern was accepted; nothing was changed.", code: Exit.invalid)
+                }
                 if PatternInput.isTerminal {
                     print("Your pattern, dots numbered in the order you draw them:")
                     print(pattern.picture)

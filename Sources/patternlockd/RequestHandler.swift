@@ -4,6 +4,8 @@ import PatternLock
 /// uid U may verify, see and change only its own user) and runs it on the service.
 struct RequestHandler: Sendable {
     let service: PatternService
+    /// Applied to every new or changed pattern (docs/GUESSING.md); never to a verify.
+    let policy: EnrollPolicy
 
     /// The reply lines for one request, and one log line (never a pattern). A
     /// successful VERIFY is answered through `answerEarly` before its bookkeeping
@@ -35,16 +37,17 @@ struct RequestHandler: Sendable {
             let fields = logFields
             let (outcome, hashMilliseconds) = service.verifyReporting(
                 user: user, typed: pattern, context: context, uid: peerUID,
-                answer: { answerEarly([$0.reply]) },
+                answer: { answerEarly([policy.verifyReply($0, typed: pattern)]) },
                 cleared: { ms in
-                    log(request, fields + ["answered=early"] + hashField(ms), replies: [.ok], peerUID: peerUID)
+                    log(request, fields + ["answered=early"] + hashField(ms), replies: [policy.verifyReply(.ok, typed: pattern)],
+                        peerUID: peerUID)
                     logged = true
                 })
             if logged { return [] }
-            replies = [outcome.reply]
+            replies = [policy.verifyReply(outcome, typed: pattern)]
             logFields += hashField(hashMilliseconds)
 
-        case .enroll(let user, let pattern, let current, let iterations):
+        case .enroll(let user, let pattern, let current, let iterations, let override):
             logFields = [Log.field("user", user)]
             if isRoot {
                 guard Accounts.exists(user) else { replies = [.error("no_such_user")]; break }
@@ -53,6 +56,12 @@ struct RequestHandler: Sendable {
                 // A chosen count costs the daemon's CPU (up to 10^9 iterations), so
                 // only root may choose one.
                 guard iterations == nil else { replies = [.error("iterations_root_only")]; break }
+            }
+            // Refused before anything is counted; only root may override, and it is logged.
+            guard !override || isRoot else { replies = [.error("override_root_only")]; break }
+            if let refusal = policy.refusal(typed: pattern) {
+                guard override else { replies = [.refused(refusal)]; break }
+                logFields.append("policy=overridden")
             }
             let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
                                          byAdministrator: isRoot,
@@ -98,7 +107,7 @@ struct RequestHandler: Sendable {
     private func log(_ request: Request, _ fields: [String], replies: [Reply], peerUID: UInt32) {
         if case .list = request { return }
         // STATUS replies are long and hold nothing new; log their verb only.
-        let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.line } } ?? ""
+        let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.logLine } } ?? ""
         Log.info(([request.verb.lowercased()] + fields + [Log.field("uid", String(peerUID)),
                   "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
     }

@@ -39,6 +39,8 @@ extension PatternLockd {
         @Option(help: ArgumentHelp("Use this iteration count instead of calibrating (at least 600000).", valueName: "n"))
         var iterations: Int?
 
+        @OptionGroup(title: "Enroll policy") var policyOptions: PolicyOptions
+
         func validate() throws {
             guard (0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) else {
                 throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
@@ -77,9 +79,19 @@ extension PatternLockd {
                                          policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
                                          backend: backend, accountUID: { Accounts.uid(of: $0) })
 
+            // The ranking is built once here, so neither enroll nor verify waits for it.
+            let policy: EnrollPolicy
+            switch policyOptions.makePolicy() {
+            case .failure(let e): return try die(e.description)
+            case .success(let p): policy = p
+            }
+            let modelStart = Calibration.now()
+            _ = policy.ranking.keys.count
+            Log.info("enroll policy: \(PolicyOptions.summary(policy)) (guessing model ready in \(Int((Calibration.now() - modelStart) * 1000)) ms)")
+
             let listener: (fd: Int32, created: Bool)
             do { listener = try Listener.open(path: socket) } catch { return try die(error.description) }
-            let server = Server(handler: RequestHandler(service: service), listenFD: listener.fd)
+            let server = Server(handler: RequestHandler(service: service, policy: policy), listenFD: listener.fd)
 
             // SIGTERM/SIGINT are taken by one thread with sigwait, which stops the accept loop.
             var signals = sigset_t()

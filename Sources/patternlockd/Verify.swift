@@ -32,8 +32,9 @@ extension PatternLockd {
             let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
             do {
                 let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(typed), context: context), socket: socketOptions.path)
-                guard reply == .ok else { throw failure(for: reply, user: user) }
+                guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
+                if reply == .okWeak { print(GuessFeedback.changeAdvice) }
             } catch let error as ClientError {
                 throw fail(error)
             }

@@ -54,6 +54,11 @@ struct MessageTests {
         #expect(pl_invalid_message(reason).map { String(cString: $0) } == expected)
     }
 
+    @Test("the advice after unlocking with a weak pattern names the fix")
+    func weakAdvice() {
+        #expect(String(cString: pl_weak_advice()) == "Your pattern is one that attackers try first. Change it with: patternlockd enroll")
+    }
+
     @Test("an empty entry gets no message")
     func emptyEntry() {
         #expect(pl_invalid_message(PL_REASON_EMPTY) == nil)

@@ -7,6 +7,15 @@ struct ReplyParserTests {
     func ok() throws {
         let reply = try #require(parsedReply("OK"))
         #expect(reply.verb == PL_VERB_OK)
+        #expect(reply.weak == 0)
+    }
+
+    @Test("OK weak=1: success, and the enroll policy would refuse the pattern today",
+          arguments: [("OK weak=1", 1), ("OK weak=0", 0)])
+    func okWeak(line: String, weak: Int32) throws {
+        let reply = try #require(parsedReply(line))
+        #expect(reply.verb == PL_VERB_OK)
+        #expect(reply.weak == weak)
     }
 
     /// The one reply that grants access must be the whole line "OK".
@@ -15,6 +24,8 @@ struct ReplyParserTests {
         arguments: [
             "OKAY", "OK ", " OK", "OK x", "OK iterations=600000", "ok", "Ok", "OK\r", "OK\t",
             "OK\n", "OK\u{0}", "OK\u{0}x", "\u{0}OK", "O K", "OK=1", "OKOK", "OK  ", "",
+            "OK weak=2", "OK weak=", "OK weak=11", "OK weak=1 ", "OK weak=1 weak=1", "OK  weak=1",
+            "OK weak=1 x=1", "OK x=1 weak=1", "OK Weak=1", "OK weak=%31", "OK weak", "OK weak=-1",
         ])
     func notOK(line: String) {
         #expect(parsedReply(line) == nil)

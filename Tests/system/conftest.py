@@ -23,15 +23,21 @@ def unique(prefix):
     return f"{prefix}{uuid.uuid4().hex[:8]}"
 
 
+# The enroll policy (docs/GUESSING.md) refuses common patterns, and most tests
+# enroll short, simple ones chosen for what they test: their daemons run with the
+# guessing check off. test_policy.py runs the defaults.
+POLICY_OFF = ("--policy-threshold", "0")
+
+
 class Daemon:
     """A running `patternlockd serve` with its own socket, state dir and key."""
 
-    def __init__(self, base: pathlib.Path, extra_args=()):
+    def __init__(self, base: pathlib.Path, extra_args=(), policy_args=POLICY_OFF):
         self.base = base
         self.socket = str(base / "run" / "socket")
         self.state_dir = str(base / "state")
         self.key_file = str(base / "etc" / "key")
-        self.extra_args = list(extra_args)
+        self.extra_args = list(policy_args) + list(extra_args)
         self.proc = None
         self.log_path = base / "daemon.log"
         (base / "run").mkdir(exist_ok=True)
@@ -184,10 +190,10 @@ def make_daemon(shared_tmp):
     """Factory for daemons with extra serve arguments."""
     made = []
 
-    def make(*extra_args, start=True):
+    def make(*extra_args, start=True, policy_args=POLICY_OFF):
         base = shared_tmp / f"d{len(made)}"
         base.mkdir()
-        d = Daemon(base, extra_args)
+        d = Daemon(base, extra_args, policy_args)
         made.append(d)
         return d.start() if start else d
 

@@ -58,6 +58,7 @@ def expected_files(prefix, unitdir):
         f"{prefix}/share/man/man8/patternlockd.8": 0o644,
         f"{prefix}/share/man/man8/pam_patternlock.8": 0o644,
         f"{prefix}/share/doc/patternlock/PROTOCOL.md": 0o644,
+        f"{prefix}/share/doc/patternlock/GUESSING.md": 0o644,
         f"{prefix}/share/doc/patternlock/pam.d-example": 0o644,
         f"{prefix}/share/doc/patternlock/pam.d-example-faillock": 0o644,
     }
@@ -299,7 +300,7 @@ def test_the_pam_module_unlocks_through_a_socket_activated_unprivileged_daemon(
     sock, _ = activated_daemon
     env = dict(os.environ, PATTERNLOCK_SOCKET=str(sock))
     user = "root"
-    r = subprocess.run([str(DAEMON), "enroll", user], input="1397\n1397\n", env=env,
+    r = subprocess.run([str(DAEMON), "enroll", user], input="46183\n46183\n", env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     conv = shared_tmp / "demo-conv"
@@ -309,7 +310,7 @@ def test_the_pam_module_unlocks_through_a_socket_activated_unprivileged_daemon(
     confdir.mkdir()
     (confdir / "pltest").write_text(
         f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock}\n")
-    ok = subprocess.run([str(conv), str(confdir), "pltest", user, "1397"],
+    ok = subprocess.run([str(conv), str(confdir), "pltest", user, "46183"],
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "=> PAM_SUCCESS" in ok.stdout, ok.stdout + ok.stderr
     bad = subprocess.run([str(conv), str(confdir), "pltest", user, "2589"],
@@ -355,7 +356,7 @@ def test_make_demo_installs_every_package_ci_installs():
 
 
 def run_demo(user=None, timeout=300):
-    cmd = ["make", "--no-print-directory", "-C", str(ROOT), "demo", "DEMO_PATTERN=1397"]
+    cmd = ["make", "--no-print-directory", "-C", str(ROOT), "demo", "DEMO_PATTERN=46183"]
     if user is not None:
         make("build/patternlockd", "build/pam_patternlock.so")  # they may not have swift
         pw = pwd.getpwnam(user)
@@ -512,7 +513,7 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
 
     # Root enrolls through the socket; the first connection starts the service.
     system.ok(f"useradd --create-home {user}")
-    system.ok(f"patternlockd enroll {user}", input="1397\n1397\n")
+    system.ok(f"patternlockd enroll {user}", input="46183\n46183\n")
     uid = system.ok("ps -o uid= -C patternlockd").split()
     assert len(uid) == 1 and uid[0] != "0", "the daemon must not run as root"
     assert system.ok("stat -c '%a %u' /var/lib/private/patternlock").split() == ["700", uid[0]]
@@ -521,11 +522,11 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     # A user checks their own pattern: a non-root peer is seen with its own uid. The
     # command is on a plain user's login PATH (/usr/local/bin, not sbin).
     assert system.ok(f"su - {user} -c 'command -v patternlockd'").strip() == "/usr/local/bin/patternlockd"
-    system.ok(f"su - {user} -c 'patternlockd verify'", input="1397\n")
+    system.ok(f"su - {user} -c 'patternlockd verify'", input="46183\n")
 
     # The administrator's step, then a real PAM stack: sudo's, through common-auth.
     system.ok("pam-auth-update --enable patternlock")
-    r = system.run(f"pamtester sudo {user} authenticate", input="1397\n")
+    r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
     assert "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
 
     r = system.run("systemd-analyze security patternlockd.service")

@@ -86,14 +86,17 @@ struct pl_reply {
 	enum pl_reason reason; /* INVALID (required) */
 	int enrolled;     /* STATUS (required): 0 or 1; -1 when absent */
 	int locked;       /* STATUS (required): 0 or 1; -1 when absent */
+	int weak;         /* OK: 1 for "OK weak=1" (the enroll policy would
+			     refuse this pattern today), else 0 */
 };
 
 /*
  * Parses one reply line of len bytes, without its LF. Strict: the verb must be
  * known, fields are single-space separated key=value words, a known key may
  * appear once and must hold a well-formed value, each verb's required fields
- * must be present, and "OK" is only "OK" — nothing after it. A NUL, CR or other
- * control byte anywhere, or a line of PL_MAX_REPLY bytes or more, is malformed.
+ * must be present, and "OK" is only "OK" or "OK weak=0|1" — nothing else.
+ * A NUL, CR or other control byte anywhere, or a line of PL_MAX_REPLY bytes
+ * or more, is malformed.
  * Returns 0 and fills *out, or -1 (out->verb is then PL_VERB_NONE).
  */
 int pl_parse_reply(const char *line, size_t len, struct pl_reply *out);
@@ -149,6 +152,10 @@ long pl_format_wrong(char *out, size_t outsize, const char *user,
 /* The sentence for an INVALID reply; NULL for PL_REASON_EMPTY (an empty entry
  * is not worth a message). */
 const char *pl_invalid_message(enum pl_reason reason);
+
+/* The advice shown after an unlock with a pattern the enroll policy refuses
+ * (the daemon's "OK weak=1"). */
+const char *pl_weak_advice(void);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,11 @@ public struct UserStatus: Equatable, Sendable {
 /// A reply line (docs/PROTOCOL.md).
 public enum Reply: Equatable, Sendable {
     case ok
+    /// VERIFY: right, but the enroll policy would refuse this pattern today.
+    case okWeak
     case okIterations(Int)
+    /// ENROLL refused by the policy; not counted as an attempt.
+    case refused(EnrollPolicy.Refusal)
     case okCount(Int)
     case fail(remaining: Int)
     case locked(retryAfter: Int64)
@@ -51,7 +55,15 @@ public enum Reply: Equatable, Sendable {
     public var line: String {
         switch self {
         case .ok: return "OK"
+        case .okWeak: return Line("OK", [("weak", "1")]).encoded()
         case .okIterations(let n): return Line("OK", [("iterations", String(n))]).encoded()
+        case .refused(.common(let rank, let top, let shape)):
+            return Line("INVALID", [("reason", "common"), ("rank", String(rank)), ("top", String(top)),
+                                    ("shape", shape ?? "")]).encoded()
+        case .refused(.tooFewDots(let minimum)):
+            return Line("INVALID", [("reason", "too_few_dots"), ("minimum", String(minimum))]).encoded()
+        // Parses back as .invalid(reason: "denylisted"): a reason alone is free text.
+        case .refused(.denylisted): return Line("INVALID", [("reason", "denylisted")]).encoded()
         case .okCount(let n): return Line("OK", [("count", String(n))]).encoded()
         case .fail(let r): return Line("FAIL", [("remaining", String(r))]).encoded()
         case .locked(let s): return Line("LOCKED", [("retry_after", String(s))]).encoded()
@@ -105,6 +117,14 @@ public enum Reply: Equatable, Sendable {
         switch (line.verb, keys) {
         case ("OK", []): self = .ok
         case ("OK", ["iterations"]): guard let n = int("iterations") else { return nil }; self = .okIterations(Int(n))
+        case ("OK", ["weak"]): guard int("weak", 1...1) != nil else { return nil }; self = .okWeak
+        case ("INVALID", ["reason", "rank", "top", "shape"]):
+            guard value("reason") == "common", let r = int("rank"), let t = int("top") else { return nil }
+            let shape = value("shape")
+            self = .refused(.common(rank: Int(r), top: Int(t), shape: shape.isEmpty ? nil : shape))
+        case ("INVALID", ["reason", "minimum"]):
+            guard value("reason") == "too_few_dots", let m = int("minimum", 4...9) else { return nil }
+            self = .refused(.tooFewDots(minimum: Int(m)))
         case ("OK", ["count"]): guard let n = int("count") else { return nil }; self = .okCount(Int(n))
         case ("FAIL", ["remaining"]): guard let n = int("remaining", 0...1000) else { return nil }; self = .fail(remaining: Int(n))
         case ("LOCKED", ["retry_after"]): guard let n = int("retry_after") else { return nil }; self = .locked(retryAfter: n)

@@ -18,7 +18,8 @@ public enum Request: Equatable, Sendable {
     case ping
     case status(user: String)
     case verify(user: String, pattern: SecretBytes, context: AttemptContext)
-    case enroll(user: String, pattern: SecretBytes, current: SecretBytes?, iterations: Int?)
+    /// `override`: root enrolls a pattern the enroll policy refuses (logged).
+    case enroll(user: String, pattern: SecretBytes, current: SecretBytes?, iterations: Int?, override: Bool = false)
     case remove(user: String, current: SecretBytes?)
     case reset(user: String)
     case resetAll
@@ -68,14 +69,15 @@ public enum Request: Equatable, Sendable {
                            context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
                                                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
         case "ENROLL":
-            try only(["user", "pattern", "current", "iterations"], required: ["user", "pattern"])
+            try only(["user", "pattern", "current", "iterations", "override"], required: ["user", "pattern"])
             var iterations: Int?
             if let i = line["iterations"] {
                 guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
                 iterations = n
             }
+            if let o = line["override"], o != "1" { throw .malformed("bad_override") }
             self = .enroll(user: try user(), pattern: try secret("pattern"), current: line.secret("current"),
-                           iterations: iterations)
+                           iterations: iterations, override: line["override"] != nil)
         case "REMOVE":
             try only(["user", "current"], required: ["user"])
             self = .remove(user: try user(), current: line.secret("current"))
@@ -103,9 +105,10 @@ public enum Request: Equatable, Sendable {
         case .verify(let u, let p, let c):
             return Line("VERIFY", [("user", u), ("service", c.service), ("tty", c.tty), ("rhost", c.rhost),
                                    ("ruser", c.ruser)], secrets: [("pattern", p)])
-        case .enroll(let u, let p, let current, let iterations):
+        case .enroll(let u, let p, let current, let iterations, let override):
             var f = [("user", u)]
             if let i = iterations { f.append(("iterations", String(i))) }
+            if override { f.append(("override", "1")) }
             return Line("ENROLL", f, secrets: [("pattern", p)] + (current.map { [("current", $0)] } ?? []))
         case .remove(let u, let current):
             return Line("REMOVE", [("user", u)], secrets: current.map { [("current", $0)] } ?? [])

@@ -1,0 +1,165 @@
+import ArgumentParser
+import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The enroll policy's options, shared by `serve` (which applies them) and
+/// `policy` (which reports what they do).
+struct PolicyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Refuse a new pattern that is, in any rotation or mirror image, among the n patterns an informed attacker tries first (docs/GUESSING.md); 0 turns this off.",
+        valueName: "n"))
+    var policyThreshold: Int = EnrollPolicy.defaultThreshold
+
+    @Option(help: ArgumentHelp("The fewest dots a new pattern may have, 4 to 9.", valueName: "n"))
+    var minimumDots: Int = EnrollPolicy.defaultMinimumDots
+
+    @Option(help: ArgumentHelp(
+        "A file of further patterns to refuse: one a line as its dots (e.g. 2589634), # starts a comment.",
+        valueName: "file"))
+    var denylist: String?
+
+    func validate() throws {
+        guard (0...GuessRanking.patternCount).contains(policyThreshold) else {
+            throw ValidationError("--policy-threshold must be between 0 (off) and \(GuessRanking.patternCount).")
+        }
+        guard (4...9).contains(minimumDots) else { throw ValidationError("--minimum-dots must be between 4 and 9.") }
+    }
+
+    /// The policy, with the denylist file read; a sentence when the file is unusable.
+    func makePolicy() -> Result<EnrollPolicy, ClientError> {
+        var deny = Set<[Int]>()
+        if let denylist {
+            let fd: Int32
+            switch Sys.open(denylist, O_RDONLY) {
+            case .failure(let e):
+                return .failure(ClientError(description: "Cannot read the denylist \(denylist): \(e). Fix --denylist or create the file.", code: Exit.unavailable))
+            case .success(let f): fd = f
+            }
+            defer { Sys.close(fd) }
+            let limit = 1 << 20
+            guard case .success(let bytes) = Sys.readAll(fd, upTo: limit + 1), bytes.count <= limit,
+                  let text = String(validating: bytes, as: UTF8.self) else {
+                return .failure(ClientError(description: "The denylist \(denylist) is not a text file of at most 1 MiB.", code: Exit.invalid))
+            }
+            do { deny = try EnrollPolicy.parseDenylist(text) } catch {
+                return .failure(ClientError(description: "\(denylist): \(error.description)", code: Exit.invalid))
+            }
+        }
+        return .success(EnrollPolicy(threshold: policyThreshold, minimumDots: minimumDots, denylist: deny))
+    }
+
+    /// One line saying what the policy refuses.
+    static func summary(_ policy: EnrollPolicy) -> String {
+        let top = policy.threshold == 0 ? "the guessing check is off"
+            : "refuse the \(GuessFeedback.grouped(policy.threshold)) patterns people choose most, in any rotation or mirror image"
+        let deny = policy.denylist.isEmpty ? "no denylist" : "\(policy.denylist.count) denylisted pattern\(policy.denylist.count == 1 ? "" : "s")"
+        return "\(top); at least \(policy.minimumDots) dots; \(deny)"
+    }
+}
+
+extension EnrollPolicy {
+    /// The policy's verdict on typed input; nil when allowed or not a pattern at
+    /// all (the service then says what is wrong with it).
+    func refusal(typed: SecretBytes) -> Refusal? {
+        guard let pattern = try? Pattern(typed: typed) else { return nil }
+        return refusal(for: pattern)
+    }
+
+    /// A VERIFY reply: a right pattern this policy would refuse today is `OK weak=1`,
+    /// so the PAM module can advise a change. The lookup is a binary search in the
+    /// table built at start.
+    func verifyReply(_ outcome: PatternService.Outcome, typed: SecretBytes) -> Reply {
+        outcome == .ok && refusal(typed: typed) != nil ? .okWeak : outcome.reply
+    }
+}
+
+extension Reply {
+    /// The reply as logged: without the guess rank, which names the pattern as
+    /// surely as its digits would.
+    var logLine: String {
+        switch self {
+        case .refused(.common): return "INVALID reason=common"
+        default: return line
+        }
+    }
+}
+
+extension PatternLockd {
+    struct Policy: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show what the enroll policy refuses and what it buys, under the guessing model.",
+            discussion: """
+                Takes the same policy options as `serve` and prints, under the guessing model \
+                (docs/GUESSING.md): how many patterns the policy refuses, their share of the \
+                model's probability, and an attacker's success within 5, 10 and 20 guesses with \
+                and without the policy. Needs no daemon.
+
+                With --check, reads one pattern from the terminal (echo off) or one line of \
+                stdin and says whether the policy accepts it and how many guesses it would take. \
+                A pattern is never read from the command line.
+                """)
+
+        @OptionGroup var policyOptions: PolicyOptions
+
+        @Flag(help: "Read one pattern from stdin and show its rank and the policy's verdict.")
+        var check = false
+
+        func run() throws {
+            let clock = ContinuousClock()
+            var built: GuessRanking?
+            let elapsed = clock.measure { built = GuessRanking.published }
+            guard built != nil else { return }
+            let policy: EnrollPolicy
+            switch policyOptions.makePolicy() {
+            case .failure(let e): throw fail(e)
+            case .success(let p): policy = p
+            }
+            if check { return try checkOne(policy) }
+            let f = policy.figures(guesses: [5, 10, 20])
+            let ms = Double(elapsed.components.attoseconds / 1_000_000_000_000_000) + Double(elapsed.components.seconds) * 1000
+            print("Enroll policy: \(PolicyOptions.summary(policy)).")
+            print("Guessing model: \(GuessFeedback.grouped(GuessRanking.patternCount)) patterns ranked in \(Int(ms)) ms (docs/GUESSING.md).")
+            print("")
+            print("Refused: \(GuessFeedback.grouped(f.refusedCount)) patterns (\(percent(Double(f.refusedCount) / Double(GuessRanking.patternCount))) of all),")
+            print("  the first choice of \(percent(f.refusedShare)) of people under the model; they choose again.")
+            print("")
+            print("An attacker who knows the policy and tries the likeliest allowed patterns first")
+            print("unlocks this share of users:")
+            print("  guesses   without policy   with policy")
+            for (i, k) in f.guesses.enumerated() {
+                print("  \(pad(String(k), 7))   \(pad(percent(f.successWithout[i]), 14))   \(pad(percent(f.successWith[i]), 11))")
+            }
+            print("The lockout allows \(LockoutPolicy.defaultMaxFailures) guesses before an administrator resets it.")
+        }
+
+        private func checkOne(_ policy: EnrollPolicy) throws {
+            PatternInput.showGrid(title: "Type the pattern to check: the dots in order.")
+            guard let typed = PatternInput.read(prompt: "Pattern: "), !typed.isEmpty else {
+                throw fail(ClientError(description: "No pattern was entered.", code: Exit.invalid))
+            }
+            let pattern: Pattern
+            do { pattern = try Pattern(typed: typed) } catch {
+                throw fail(ClientError(description: error.description, code: Exit.invalid))
+            }
+            let ranking = policy.ranking
+            print("Guess rank \(GuessFeedback.grouped(ranking.rank(of: pattern))) of \(GuessFeedback.grouped(GuessRanking.patternCount)); best rotation or mirror image: \(GuessFeedback.grouped(ranking.orientationRank(of: pattern))).")
+            if let refusal = policy.refusal(for: pattern) {
+                print("Refused: " + GuessFeedback.sentence(for: refusal, pattern: pattern))
+                throw ExitCode(1)
+            }
+            print("Accepted. " + GuessFeedback.strength(guesses: policy.guesses(for: pattern)))
+        }
+
+        private func percent(_ x: Double) -> String {
+            let hundredths = Int((x * 10_000).rounded())
+            let frac = hundredths % 100
+            return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac) %"
+        }
+
+        private func pad(_ s: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(0, width - s.count)) + s
+        }
+    }
+}

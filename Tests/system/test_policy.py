@@ -1,0 +1,256 @@
+"""The enroll policy (docs/GUESSING.md) through the real daemon, CLI and PAM
+module: common patterns are refused with a sentence and not counted, random
+ones are accepted, the denylist and the root-only override work, unlocking is
+never affected, and a weak pattern gets one line of advice after unlocking."""
+import random
+import subprocess
+
+import pytest
+
+pytest.register_assert_rewrite("pam_support")
+
+from conftest import DAEMON, SYSTEM_PYTHON, parse_reply
+from pam_support import PAM_SUCCESS, on
+
+pytest_plugins = ["pam_support"]
+
+ADVICE = "Your pattern is one that attackers try first. Change it with: patternlockd enroll"
+# Patterns the model ranks far down: accepted under the defaults.
+STRONG = "46183"
+STRONG_TOO = "2947163"
+
+# The shapes people draw most (Løge 2015) and their mirror images.
+WELL_KNOWN = {
+    "L": "14789", "L, mirrored": "36987", "L, upside down": "74123",
+    "Z": "1235789", "Z, mirrored": "3215987",
+    "N": "7415963", "N, mirrored": "9635741",
+    "square": "12369874", "square, mirrored": "32147896", "small square": "1254",
+    "straight strokes": "123654789", "a line and a hook": "1236",
+    "7": "12357", "7, mirrored": "32159",
+    "U": "1478963", "C": "3214789", "M": "7415369", "S": "321456987",
+}
+
+
+@pytest.fixture
+def policy_daemon(make_daemon):
+    """A daemon with the default enroll policy."""
+    return make_daemon(policy_args=())
+
+
+def status(daemon, user):
+    return parse_reply(daemon.request(f"STATUS user={user}"))[1]
+
+
+def record_bytes(daemon, user):
+    import os
+    path = os.path.join(daemon.state_dir, user)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def as_user(user, daemon, line):
+    """One raw request from a user's uid."""
+    import pwd
+    pw = pwd.getpwnam(user)
+    code = ("import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);"
+            "s.sendall(sys.argv[2].encode()+b'\\n'); print(s.recv(4096).decode().strip())")
+    return subprocess.run(["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups",
+                           SYSTEM_PYTHON, "-c", code, daemon.socket, line],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("name", list(WELL_KNOWN))
+def test_well_known_shapes_are_refused_with_the_sentence_and_the_record_is_unchanged(policy_daemon, make_users, name):
+    d = policy_daemon
+    (user,) = make_users()
+    d.enroll(user, STRONG)
+    before = record_bytes(d, user)
+    pattern = WELL_KNOWN[name]
+
+    reply = d.request(f"ENROLL user={user} pattern={pattern}")
+    verb, fields = parse_reply(reply)
+    assert verb == "INVALID" and fields["reason"] == "common", reply
+    assert 1 <= int(fields["rank"]) <= int(fields["top"]) == 1000
+
+    r = d.cli("enroll", user, input=f"{pattern}\n{pattern}\n")
+    assert r.returncode == 4, r
+    assert "patterns people choose most" in r.stderr and "Try one that" in r.stderr, r.stderr
+    assert "┌─────────┐" in r.stderr  # the picture
+    assert "not counted" in r.stderr
+
+    assert record_bytes(d, user) == before
+    st = status(d, user)
+    assert st["failures"] == "0" and st["enrolled"] == "1"
+    assert d.request(f"VERIFY user={user} pattern={STRONG}") == "OK"
+
+
+def test_the_sentence_names_the_shape_and_the_fix(policy_daemon, make_users):
+    (user,) = make_users()
+    r = policy_daemon.cli("enroll", user, input="14789\n14789\n")
+    assert r.returncode == 4
+    assert "an L from a corner" in r.stderr
+    assert "starts in the middle of an edge" in r.stderr
+
+
+def test_a_user_changing_its_own_pattern_is_refused_without_counting(policy_daemon, make_users):
+    d = policy_daemon
+    (user,) = make_users()
+    d.enroll(user, STRONG)
+    reply = as_user(user, d, f"ENROLL user={user} pattern=12369874 current={STRONG}")
+    assert parse_reply(reply)[1].get("reason") == "common", reply
+    # Refused before the current pattern is checked: nothing counted, nothing changed.
+    assert status(d, user)["failures"] == "0"
+    assert d.request(f"VERIFY user={user} pattern={STRONG}") == "OK"
+
+
+def all_patterns(min_dots):
+    middle = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
+    middle.update({(b, a): m for (a, b), m in list(middle.items())})
+    out = []
+
+    def extend(path):
+        if len(path) >= min_dots:
+            out.append("".join(map(str, path)))
+        if len(path) == 9:
+            return
+        for d in range(1, 10):
+            if d in path:
+                continue
+            m = middle.get((path[-1], d))
+            if m is not None and m not in path:
+                continue
+            extend(path + [d])
+    for first in range(1, 10):
+        extend([first])
+    return out
+
+
+def test_uniformly_random_patterns_of_six_dots_or_more_are_almost_all_accepted(policy_daemon, make_users):
+    d = policy_daemon
+    (user,) = make_users()
+    patterns = all_patterns(6)
+    assert len(patterns) == 26016 + 72912 + 140704 + 140704
+    chosen = random.Random().sample(patterns, 200)
+    refused = []
+    for p in chosen:
+        reply = d.request(f"ENROLL user={user} pattern={p}")
+        if reply.startswith("INVALID reason=common"):
+            refused.append(p)
+        else:
+            assert reply == "OK iterations=600000", reply
+    assert len(refused) <= 4, refused
+
+
+def test_the_strength_line_after_an_accepted_pattern(policy_daemon, make_users):
+    (user,) = make_users()
+    r = policy_daemon.cli("enroll", user, input=f"{STRONG_TOO}\n{STRONG_TOO}\n")
+    assert r.returncode == 0, r
+    assert "would need about" in r.stdout and "guesses" in r.stdout
+    assert r.stdout.splitlines()[1].startswith(("Strong:", "Good:", "Fair:"))
+
+
+def test_an_administrators_denylist_entry_is_refused(make_daemon, make_users, tmp_path):
+    deny = tmp_path / "denylist"
+    deny.write_text(f"# our badge number\n{STRONG_TOO}\n")
+    d = make_daemon("--denylist", str(deny), policy_args=())
+    (user,) = make_users()
+    assert d.request(f"ENROLL user={user} pattern={STRONG_TOO}") == "INVALID reason=denylisted"
+    r = d.cli("enroll", user, input=f"{STRONG_TOO}\n{STRONG_TOO}\n")
+    assert r.returncode == 4 and "list of refused patterns" in r.stderr, r
+    assert d.request(f"ENROLL user={user} pattern={STRONG}").startswith("OK iterations=")
+
+
+def test_a_bad_denylist_stops_the_daemon_with_the_line_named(make_daemon, tmp_path):
+    deny = tmp_path / "denylist"
+    deny.write_text("2947163\n12x4\n")
+    d = make_daemon("--denylist", str(deny), policy_args=(), start=False)
+    with pytest.raises(RuntimeError, match="Line 2 of the denylist"):
+        d.start()
+
+
+def test_minimum_dots(make_daemon, make_users):
+    d = make_daemon("--minimum-dots", "6", policy_args=())
+    (user,) = make_users()
+    assert d.request(f"ENROLL user={user} pattern=5183") == "INVALID reason=too_few_dots minimum=6"
+    assert d.request(f"ENROLL user={user} pattern={STRONG_TOO}").startswith("OK")
+
+
+def test_the_override_works_only_for_root_and_is_logged(policy_daemon, make_users):
+    d = policy_daemon
+    (user,) = make_users()
+    d.enroll(user, STRONG)
+    assert as_user(user, d, f"ENROLL user={user} pattern=14789 current={STRONG} override=1") == \
+        "ERROR message=override_root_only"
+    assert status(d, user)["failures"] == "0"
+    import pwd
+    pw = pwd.getpwnam(user)
+    r = subprocess.run(["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups",
+                        str(DAEMON), "enroll", "--override-policy", "--socket", d.socket],
+                       input=f"{STRONG}\n14789\n14789\n", capture_output=True, text=True)
+    assert r.returncode != 0 and "Only root can override the enroll policy" in r.stderr, r
+    assert d.request(f"VERIFY user={user} pattern={STRONG}") == "OK"
+
+    r = d.cli("enroll", "--override-policy", user, input="14789\n14789\n")
+    assert r.returncode == 0, r
+    assert d.request(f"VERIFY user={user} pattern=14789") == "OK weak=1"
+    log = d.read_log()
+    line = next(l for l in log.splitlines() if "policy=overridden" in l)
+    assert f"user={user}" in line and "uid=0" in line and "result=OK" in line
+    assert "14789" not in log
+
+
+def test_the_policy_is_off_with_threshold_zero(make_daemon, make_users):
+    d = make_daemon("--policy-threshold", "0", policy_args=())
+    (user,) = make_users()
+    assert d.request(f"ENROLL user={user} pattern=14789").startswith("OK")
+    assert d.request(f"VERIFY user={user} pattern=14789") == "OK"
+
+
+def test_pam_unlock_is_unaffected_and_advises_a_change_after_a_weak_pattern(pam, policy_daemon, make_users):
+    d = policy_daemon
+    weak, strong = make_users(2)
+    assert d.request(f"ENROLL user={weak} pattern=12369874 override=1").startswith("OK")
+    d.enroll(strong, STRONG)
+
+    r = pam.authenticate(weak, "12369874", args=[on(d)])
+    assert r.code == PAM_SUCCESS, r
+    assert ADVICE in r.infos, r
+    assert r.errors == []
+
+    r = pam.authenticate(weak, "12369874", args=[on(d), "quiet"])
+    assert r.code == PAM_SUCCESS and ADVICE not in r.infos, r
+    r = pam.authenticate(weak, "12369874", args=[on(d)], silent=True)
+    assert r.code == PAM_SUCCESS and ADVICE not in r.infos, r
+
+    r = pam.authenticate(strong, STRONG, args=[on(d)])
+    assert r.code == PAM_SUCCESS and ADVICE not in r.infos, r
+
+    # The CLI's verify says the same.
+    r = d.cli("verify", weak, input="12369874\n")
+    assert r.returncode == 0 and ADVICE in r.stdout, r
+
+
+def test_policy_report_prints_computed_figures():
+    r = subprocess.run([str(DAEMON), "policy"], capture_output=True, text=True, check=True)
+    assert "Refused: 2," in r.stdout or "Refused: 1," in r.stdout, r.stdout
+    rows = [l.split() for l in r.stdout.splitlines() if l.strip()[:2] in ("5 ", "10", "20")]
+    assert [row[0] for row in rows] == ["5", "10", "20"], r.stdout
+    with_policy = float(rows[0][3])
+    assert with_policy < 1.0
+    off = subprocess.run([str(DAEMON), "policy", "--policy-threshold", "0"], capture_output=True, text=True,
+                         check=True)
+    assert "Refused: 0 patterns" in off.stdout
+    # Threshold 0: the same figures with and without.
+    for l in off.stdout.splitlines():
+        if l.strip()[:2] in ("5 ", "10", "20"):
+            parts = l.split()
+            assert parts[1] == parts[3]
+
+
+def test_policy_check_reads_stdin_only():
+    r = subprocess.run([str(DAEMON), "policy", "--check"], input="14789\n", capture_output=True, text=True)
+    assert r.returncode == 1 and "Refused: This is one of the" in r.stdout
+    r = subprocess.run([str(DAEMON), "policy", "--check"], input=f"{STRONG_TOO}\n", capture_output=True, text=True)
+    assert r.returncode == 0 and "Accepted." in r.stdout
+    r = subprocess.run([str(DAEMON), "policy", "--check", "14789"], capture_output=True, text=True)
+    assert r.returncode != 0
