@@ -16,7 +16,7 @@ struct PolicyProtocolTests {
         #expect(Reply.refused(.denylisted).line == "INVALID reason=denylisted")
         #expect(Reply(line: "OK") == .ok)
         let enroll = Request.enroll(user: "a", pattern: "2947163", current: nil, iterations: nil, override: true)
-        #expect(enroll.line.encoded() == "ENROLL user=a pattern=2947163 override=1")
+        #expect(enroll.line.encoded() == "ENROLL user=a override=1 pattern=2947163")
         #expect(try Request(Line(parsing: Array(enroll.line.encoded().utf8))) == enroll)
     }
 
