@@ -58,6 +58,8 @@ static int model_apply(struct pl_config *m, const char *arg)
 		return m->nogrid = true;
 	if (strcmp(arg, "quiet") == 0)
 		return m->quiet = true;
+	if (strcmp(arg, "allow_remote") == 0)
+		return m->allow_remote = true;
 	return 0;
 }
 
@@ -88,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl_config_init(&model);
 	CHECK(strcmp(model.socket_path, PL_DEFAULT_SOCKET) == 0);
 	CHECK(model.timeout == PL_DEFAULT_TIMEOUT && !model.debug &&
-	      !model.nogrid && !model.quiet);
+	      !model.nogrid && !model.quiet && !model.allow_remote);
 	for (int i = 0; i < argc; i++)
 		ignored += !model_apply(&model, argv[i]);
 
@@ -99,7 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cfg.timeout == model.timeout);
 	CHECK(cfg.timeout >= 1 && cfg.timeout <= PL_MAX_TIMEOUT);
 	CHECK(cfg.debug == model.debug && cfg.nogrid == model.nogrid &&
-	      cfg.quiet == model.quiet);
+	      cfg.quiet == model.quiet &&
+	      cfg.allow_remote == model.allow_remote);
 
 	/* One word at a time, and a NULL word (argv entries may be NULL). */
 	pl_config_init(&one);
