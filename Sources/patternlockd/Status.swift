@@ -58,7 +58,7 @@ extension PatternLockd {
             } else if s.owner == .changed {
                 state = "not enrolled: the pattern on record was enrolled by an earlier account of this name (another uid) and is not accepted; remove it with: patternlockd remove \(s.user)"
             } else if s.corrupt {
-                state = "record unreadable (treated as not enrolled; re-enroll with: patternlockd enroll \(s.user))"
+                state = "record unreadable (treated as not enrolled; an administrator re-enrolls it with: sudo patternlockd enroll \(s.user))"
             } else if !s.enrolled {
                 state = "not enrolled"
             } else if s.locked {
