@@ -34,6 +34,13 @@ struct ServiceTests {
                          context: AttemptContext(), uid: 0) == .ok)
     }
 
+    /// A user (not root) setting its own pattern, from uid `uid`.
+    func enrollSelf(_ s: PatternService, _ user: String, _ pattern: SecretBytes, current: SecretBytes? = nil,
+                    uid: UInt32) -> PatternService.Outcome {
+        s.enroll(user: user, typed: pattern, current: current, iterations: nil, byAdministrator: false,
+                 context: AttemptContext(), uid: uid)
+    }
+
     func verify(_ s: PatternService, _ pattern: SecretBytes, user: String = "alice") -> PatternService.Outcome {
         s.verify(user: user, typed: pattern, context: AttemptContext(service: "sudo", tty: "pts/1"), uid: 1000)
     }
@@ -123,10 +130,10 @@ struct ServiceTests {
     func selfEnroll() throws {
         defer { removeDirectory(base) }
         let s = try service()
-        #expect(s.enroll(user: "bob", typed: "1234", current: nil, iterations: nil, byAdministrator: false, context: AttemptContext(), uid: 1000) == .ok)
-        #expect(s.enroll(user: "bob", typed: "5678", current: nil, iterations: nil, byAdministrator: false, context: AttemptContext(), uid: 1000) == .currentRequired)
-        #expect(s.enroll(user: "bob", typed: "5678", current: "4321", iterations: nil, byAdministrator: false, context: AttemptContext(), uid: 1000) == .fail(remaining: 4))
-        #expect(s.enroll(user: "bob", typed: "5678", current: "1234", iterations: nil, byAdministrator: false, context: AttemptContext(), uid: 1000) == .ok)
+        #expect(enrollSelf(s, "bob", "1234", uid: 1000) == .ok)
+        #expect(enrollSelf(s, "bob", "5678", uid: 1000) == .currentRequired)
+        #expect(enrollSelf(s, "bob", "5678", current: "4321", uid: 1000) == .fail(remaining: 4))
+        #expect(enrollSelf(s, "bob", "5678", current: "1234", uid: 1000) == .ok)
         #expect(verify(s, "5678", user: "bob") == .ok)
         #expect(s.enroll(user: "bob", typed: "5678", current: nil, iterations: 1000, byAdministrator: true, context: AttemptContext(), uid: 0) == .error("iterations_too_low"))
         #expect(s.remove(user: "bob", current: "1234", byAdministrator: false, context: AttemptContext(), uid: 1000) == .fail(remaining: 4))
@@ -145,8 +152,7 @@ struct ServiceTests {
         let st = s.status(user: "alice")
         #expect(!st.enrolled && st.owner == .changed)
         // The new owner enrolls without the old owner's pattern.
-        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
-                         context: AttemptContext(), uid: 2000) == .ok)
+        #expect(enrollSelf(s, "alice", "2589", uid: 2000) == .ok)
         #expect(verify(s, "2589") == .ok)
         #expect(verify(s, "1397") == .fail(remaining: 4))
     }
@@ -185,15 +191,13 @@ struct ServiceTests {
         // A record that exists but cannot be parsed: the user is refused, root is not.
         try "patternlock-record-v1\nuser=alice\ncredential=garbage\n".write(
             toFile: base + "/state/alice", atomically: false, encoding: .utf8)
-        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
-                         context: AttemptContext(), uid: 1000) == .error("record_unreadable"))
+        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error("record_unreadable"))
+        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: true,
+                         context: AttemptContext(), uid: 0) == .ok)
         // Nor when something else stands in the record's place.
         try FileManager.default.removeItem(atPath: base + "/state/alice")
         try FileManager.default.createDirectory(atPath: base + "/state/alice", withIntermediateDirectories: false)
-        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
-                         context: AttemptContext(), uid: 1000) != .ok)
-        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: false,
-                         context: AttemptContext(), uid: 1000) != .currentRequired)
+        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error("record_unreadable"))
     }
 
     @Test("A lock time and a timed unlock near Int64.max never trap")
