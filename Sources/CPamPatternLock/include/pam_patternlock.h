@@ -26,6 +26,9 @@ extern "C" {
 #define PL_MAX_REPLY 4096
 /* The daemon's lockout policy, named in the messages. */
 #define PL_MAX_ATTEMPTS 5
+/* The prompt: Enter on an empty line skips to the next module (the password,
+ * a fingerprint), and the user should know it. */
+#define PL_PROMPT "Pattern (Enter to skip): "
 /* Longest entry worth sending: a pattern has at most 9 dots. */
 #define PL_MAX_ENTRY 64
 /* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
@@ -140,14 +143,21 @@ bool pl_session_is_remote(const char *rhost, const char *tty,
  * not fit. */
 long pl_format_grid(char *out, size_t outsize, const char *user);
 
-/* "Pattern unlock is locked after 5 failed attempts. ..." with the way out:
- * a timed unlock in retry_after seconds (when > 0) or an administrator. */
+/* A wait rounded up to whole minutes ("1 minute", "2 minutes" for 90
+ * seconds), from 2 hours in hours, from 2 days in days. -1 for seconds <= 0 or
+ * when it does not fit. */
+long pl_format_duration(char *out, size_t outsize, long seconds);
+
+/* "Pattern unlock for U is locked after 5 failed attempts. ..." with the way
+ * out: a timed unlock in retry_after seconds (when > 0), and an administrator.
+ * The same words as the CLI's (LockoutWording.swift). */
 long pl_format_locked(char *out, size_t outsize, const char *user,
 		      long retry_after);
 
-/* "Wrong pattern — N attempts left.", or the lockout sentence at 0. */
+/* "Wrong pattern — N attempts left.", or at 0 the lockout sentence with the
+ * way out (retry_after as for pl_format_locked). */
 long pl_format_wrong(char *out, size_t outsize, const char *user,
-		     long remaining);
+		     long remaining, long retry_after);
 
 /* The sentence for an INVALID reply; NULL for PL_REASON_EMPTY (an empty entry
  * is not worth a message). */

@@ -5,13 +5,18 @@ public struct FailureEntry: Equatable, Sendable {
     public var service: String
     public var tty: String
     public var rhost: String
+    /// The user who asked (PAM_RUSER: who ran sudo or su). Through PAM the peer uid
+    /// is the program's, 0 for sudo and su, so this is what says who it was.
+    /// Empty in entries written before it was kept.
+    public var ruser: String
 
-    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "") {
+    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "") {
         self.when = when
         self.uid = uid
         self.service = FailureEntry.clip(service)
         self.tty = FailureEntry.clip(tty)
         self.rhost = FailureEntry.clip(rhost)
+        self.ruser = FailureEntry.clip(ruser)
     }
 
     /// Fields are capped at 64 bytes so that a record and a STATUS line stay small.
@@ -21,19 +26,25 @@ public struct FailureEntry: Equatable, Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// `when,uid,service,tty,rhost`, each field percent-encoded on its own.
+    /// `when,uid,service,tty,rhost,ruser`, each field percent-encoded on its own.
     public var encoded: String {
         [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
-         PercentEncoding.encode(rhost)].joined(separator: ",")
+         PercentEncoding.encode(rhost), PercentEncoding.encode(ruser)].joined(separator: ",")
     }
 
+    /// Also reads the five fields of entries written before `ruser` was kept.
     public init?(encoded: some StringProtocol) {
         let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
-        guard f.count == 5, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
+        guard f.count == 5 || f.count == 6, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
               let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
               let rhost = PercentEncoding.decode(f[4])
         else { return nil }
-        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost)
+        var ruser = ""
+        if f.count == 6 {
+            guard let r = PercentEncoding.decode(f[5]) else { return nil }
+            ruser = r
+        }
+        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost, ruser: ruser)
     }
 }
 

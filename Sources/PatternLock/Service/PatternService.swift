@@ -60,7 +60,8 @@ public final class PatternService: Sendable {
 
     public enum Outcome: Equatable, Sendable {
         case ok
-        case fail(remaining: Int)
+        /// `retryAfter`: as `Reply.fail`, set on the failure that locks under a timed unlock.
+        case fail(remaining: Int, retryAfter: Int64 = 0)
         case locked(retryAfter: Int64)
         case notEnrolled
         case invalid(PatternError)
@@ -70,7 +71,7 @@ public final class PatternService: Sendable {
         public var reply: Reply {
             switch self {
             case .ok: return .ok
-            case .fail(let r): return .fail(remaining: r)
+            case .fail(let r, let retry): return .fail(remaining: r, retryAfter: retry)
             case .locked(let s): return .locked(retryAfter: s)
             case .notEnrolled: return .notEnrolled
             case .invalid(let e): return .invalid(reason: e.reason)
@@ -134,7 +135,7 @@ public final class PatternService: Sendable {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return (.invalid(error), nil, nil) }
         record.countAttempt(FailureEntry(when: now, uid: uid, service: context.service, tty: context.tty,
-                                         rhost: context.rhost), policy: policy)
+                                         rhost: context.rhost, ruser: context.ruser), policy: policy)
         // Durably counted before any hash is computed: fail closed if we cannot write.
         do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
         hashes.add(1, ordering: .relaxed)
@@ -142,7 +143,8 @@ public final class PatternService: Sendable {
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
         let elapsed = Calibration.now() - start
         if matched { return (.ok, record, elapsed) }
-        return (.fail(remaining: record.remaining(now: now, policy: policy)), record, elapsed)
+        return (.fail(remaining: record.remaining(now: now, policy: policy), retryAfter: record.retryAfter(now: now, policy: policy)),
+                record, elapsed)
     }
 
     /// Gives the record a credential at the target iteration count; false when it
@@ -214,33 +216,53 @@ public final class PatternService: Sendable {
 
     // MARK: - Administration
 
-    /// Clears one user's failure count and lock. nil when the user has no record.
-    public func reset(user: String) -> Result<Int, Store.Error>? {
-        locks.withLock(user) { () -> Result<Int, Store.Error>? in
-            guard case .record(var record) = store.load(user) else { return nil }
-            record.recordSuccess()
-            do throws(Store.Error) { try store.save(record) } catch { return .failure(error) }
-            return .success(1)
+    /// What a reset cleared: users whose failures or lock were cleared, and how
+    /// many of those were locked (a lock whose timed unlock is due counts as cleared,
+    /// not as locked).
+    public struct ResetCount: Equatable, Sendable {
+        public var cleared: Int
+        public var locked: Int
+        public init(cleared: Int = 0, locked: Int = 0) {
+            self.cleared = cleared
+            self.locked = locked
         }
     }
 
-    /// Clears every user's failure count and lock; returns how many records changed.
-    public func resetAll() -> Result<Int, Store.Error> {
-        var changed = 0
+    /// Clears one user's failure count and lock. nil when the user has no record.
+    public func reset(user: String) -> Result<ResetCount, Store.Error>? {
+        locks.withLock(user) { () -> Result<ResetCount, Store.Error>? in
+            guard case .record(let record) = store.load(user) else { return nil }
+            return clear(record)
+        }
+    }
+
+    /// Clears every user's failure count and lock.
+    public func resetAll() -> Result<ResetCount, Store.Error> {
+        var total = ResetCount()
         for user in store.users() {
-            let r: Result<Bool, Store.Error> = locks.withLock(user) {
-                guard case .record(var record) = store.load(user), record.failures > 0 || record.lockedSince != 0
-                else { return .success(false) }
-                record.recordSuccess()
-                do throws(Store.Error) { try store.save(record) } catch { return .failure(error) }
-                return .success(true)
+            let r: Result<ResetCount, Store.Error> = locks.withLock(user) {
+                guard case .record(let record) = store.load(user) else { return .success(ResetCount()) }
+                return clear(record)
             }
             switch r {
             case .failure(let e): return .failure(e)
-            case .success(let c): if c { changed += 1 }
+            case .success(let c):
+                total.cleared += c.cleared
+                total.locked += c.locked
             }
         }
-        return .success(changed)
+        return .success(total)
+    }
+
+    /// Under the user's lock: writes the record back cleared when it had anything
+    /// to clear (a record with nothing counted is left as it is).
+    private func clear(_ record: UserRecord) -> Result<ResetCount, Store.Error> {
+        guard record.failures > 0 || record.lockedSince != 0 else { return .success(ResetCount()) }
+        let wasLocked = record.isLocked(now: clock(), policy: policy)
+        var cleared = record
+        cleared.recordSuccess()
+        do throws(Store.Error) { try store.save(cleared) } catch { return .failure(error) }
+        return .success(ResetCount(cleared: 1, locked: wasLocked ? 1 : 0))
     }
 
     /// Under the user's lock, like every other request about the user: a verify
