@@ -14,7 +14,7 @@ import pytest
 # pytest rewrite its asserts although this module imports it first.
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, ROOT, RIGHT, WRONG, failures, unique, wrong)
+from pam_support import (GRID, PROMPT, ROOT, RIGHT, WRONG, failures, unique, wrong)
 
 # The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -148,7 +148,7 @@ def test_sudo_runs_the_command_for_the_right_pattern(sudo_user):
     r = sudo_id(sudo_user, RIGHT + "\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "0"
-    assert "Pattern: " in r.stderr
+    assert PROMPT in r.stderr
 
 
 def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
@@ -162,7 +162,7 @@ def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
 
 def run_on_terminal(cmd, answers, timeout=60):
     """Runs cmd on a new pseudo-terminal, typing one answer after each
-    "Pattern: " prompt; returns (everything the terminal showed, exit status)."""
+    pattern prompt; returns (everything the terminal showed, exit status)."""
     pid, fd = pty.fork()
     if pid == 0:
         try:
@@ -183,7 +183,7 @@ def run_on_terminal(cmd, answers, timeout=60):
                 if not chunk:
                     break
                 shown += chunk
-            if pending and shown.count(b"Pattern: ") > len(answers) - len(pending):
+            if pending and shown.count(PROMPT.encode()) > len(answers) - len(pending):
                 os.write(fd, pending.pop(0).encode() + b"\n")
     finally:
         _, status = os.waitpid(pid, 0)
@@ -204,9 +204,9 @@ def test_sudo_on_a_terminal_transcript(sudo_user):
     transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT, "sudo on a terminal", transcript)
     assert code == 0, transcript
-    assert shown.count("Pattern: ") == 2
+    assert shown.count(PROMPT) == 2
     assert shown.count("type the dots in order") == 2
-    assert "  1 2 3\n  4 5 6\n  7 8 9\nPattern: " in shown.replace("\r\n", "\n")
+    assert "  1 2 3\n  4 5 6\n  7 8 9\n" + PROMPT in shown.replace("\r\n", "\n")
     assert wrong(4) in shown
     assert shown.rstrip().endswith("0")
     typed = shown.replace(sudo_user, "")
@@ -221,5 +221,5 @@ def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrol
     save_transcript(TRANSCRIPT.with_name("patternlock-pamtester-transcript.txt"),
                     "pamtester on a terminal", transcript)
     assert code == 0, transcript
-    assert GRID.format(user=enrolled) + "\nPattern: " in shown
+    assert GRID.format(user=enrolled) + "\n" + PROMPT in shown
     assert RIGHT not in shown.replace(enrolled, "").replace(service, "")
