@@ -362,7 +362,7 @@ def test_locked_status_with_timed_unlock(pam, fake):
     (b"INVALID reason=too_short\n", PAM_AUTH_ERR,
      ["Connect at least 4 dots. This entry was not counted."]),
     (b"INVALID reason=empty\n", PAM_AUTHINFO_UNAVAIL, []),
-], ids=["fail-1", "fail-0", "locked", "locked-timed", "not-enrolled", "too-short", "empty"])
+], ids=["fail-1", "fail-0", "locked", "locked-timed", "fail-0-timed", "not-enrolled", "too-short", "empty"])
 def test_verify_replies_map_to_codes(pam, fake, verify, code, errors):
     d = fake(by_verb(verify=verify))
     r = pam.authenticate("alice", RIGHT, args=[on(d)])
