@@ -19,8 +19,20 @@ PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
 
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all check test-swift test-system clean
-all: build/patternlockd build/pam_patternlock.so
+.PHONY: all check test-swift test-system clean pam-headers
+# pam-headers first: without libpam0g-dev the module cannot build, and saying so
+# before minutes of Swift build beats a compiler error after them.
+all: pam-headers build/patternlockd build/pam_patternlock.so
+
+# The PAM headers the module includes, checked with the compiler that builds it.
+PAM_HEADER_CHECK = printf '\043include <security/pam_appl.h>\n\043include <security/pam_ext.h>\n\043include <security/pam_modules.h>\n' \
+	| $(CC) -E -x c - >/dev/null 2>&1 || { \
+	echo "The PAM development headers (security/pam_ext.h) are missing, so pam_patternlock.so cannot be built."; \
+	echo "Install them with: sudo apt-get install libpam0g-dev"; \
+	exit 1; }
+
+pam-headers:
+	@$(PAM_HEADER_CHECK)
 
 # A CC from the environment would make SwiftPM compile its C targets with gcc.
 unexport CC
@@ -33,6 +45,7 @@ build/patternlockd: $(SWIFT_SRC)
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
+	@$(PAM_HEADER_CHECK)
 	@mkdir -p build
 	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
 

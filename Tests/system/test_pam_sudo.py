@@ -161,8 +161,9 @@ def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
 
 
 def run_on_terminal(cmd, answers, timeout=60):
-    """Runs cmd on a new pseudo-terminal, typing one answer after each
-    pattern prompt; returns (everything the terminal showed, exit status)."""
+    """Runs cmd on a new pseudo-terminal, typing one answer after each prompt;
+    an answer is the text for the pattern prompt, or (prompt, text) for another
+    prompt. Returns (everything the terminal showed, exit status)."""
     pid, fd = pty.fork()
     if pid == 0:
         try:
@@ -170,7 +171,8 @@ def run_on_terminal(cmd, answers, timeout=60):
         finally:
             os._exit(127)
     shown = b""
-    pending = list(answers)
+    seen = 0                # where the text after the last answer starts
+    pending = [a if isinstance(a, tuple) else (PROMPT, a) for a in answers]
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -183,8 +185,9 @@ def run_on_terminal(cmd, answers, timeout=60):
                 if not chunk:
                     break
                 shown += chunk
-            if pending and shown.count(PROMPT.encode()) > len(answers) - len(pending):
-                os.write(fd, pending.pop(0).encode() + b"\n")
+            if pending and pending[0][0].encode() in shown[seen:]:
+                seen = len(shown)
+                os.write(fd, pending.pop(0)[1].encode() + b"\n")
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
@@ -223,3 +226,43 @@ def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrol
     assert code == 0, transcript
     assert GRID.format(user=enrolled) + "\n" + PROMPT in shown
     assert RIGHT not in shown.replace(enrolled, "").replace(service, "")
+
+
+@pytest.fixture
+def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
+    """An enrolled user with a password, whom sudo authenticates through the
+    shipped example stack: the pattern first, the password as the fallback."""
+    from pam_support import set_password
+    live.enroll(user, RIGHT)
+    set_password(user, "pl-Password-1")
+    service = pam_service(shipped_stack(pam_module, live.socket))
+    snippet = SUDOERS_D / unique("pltest_")
+    snippet.write_text(
+        f"# written by patternlock's Tests/system/test_pam_sudo.py\n"
+        f"Defaults:{user} pam_service={service}\n"
+        f"Defaults:{user} timestamp_timeout=0\n"
+        f"Defaults:{user} !lecture\n"
+        f"Defaults:{user} !mail_badpass\n"
+        f"{user} ALL=(root) /usr/bin/id\n")
+    try:
+        snippet.chmod(0o440)
+        yield user
+    finally:
+        snippet.unlink(missing_ok=True)
+
+
+def test_sudo_with_the_example_stack_asks_for_the_password_after_a_wrong_pattern(
+        sudo_user_with_the_example_stack):
+    """What pam_patternlock(8) shows under sudo (issue 14): the grid inside the
+    prompt, the wrong pattern told, then the password prompt of pam_unix."""
+    user = sudo_user_with_the_example_stack
+    shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [WRONG, ("password for", "pl-Password-1")])
+    transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
+    save_transcript(TRANSCRIPT.with_name("patternlock-sudo-example-stack-transcript.txt"),
+                    "sudo, example stack, wrong pattern then the password", transcript)
+    assert code == 0, transcript
+    expected = (GRID.format(user=user) + "\n" + PROMPT + "\n" + wrong(4) + "\n"
+                + f"[sudo] password for {user}: \n0\n")
+    assert shown.endswith(expected), transcript
+    assert "Sorry, try again" not in shown
