@@ -51,7 +51,11 @@ extension PatternLockd {
                 let others = cleared - locked
                 var parts: [String] = []
                 if locked > 0 { parts.append("unlocked \(locked) user\(locked == 1 ? "" : "s")") }
-                if others > 0 { parts.append("cleared the failure count\(others == 1 ? "" : "s") of \(others) user\(others == 1 ? "" : "s") who \(others == 1 ? "was" : "were") not locked") }
+                if others > 0 {
+                    parts.append(
+                        "cleared the failure count\(others == 1 ? "" : "s") of \(others) user\(others == 1 ? "" : "s") who \(others == 1 ? "was" : "were") not locked"
+                    )
+                }
                 let text = parts.joined(separator: "; ")
                 return text.prefix(1).uppercased() + text.dropFirst() + "."
             }
@@ -67,7 +71,8 @@ extension PatternLockd {
             let command = "patternlockd reset \(all ? "--all" : named)"
             var text = "Only an administrator (root) can reset pattern unlock. "
             if let user, let me = Accounts.currentUserName, UserName.same(me, user),
-               case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: socketOptions)
+            {
                 if s.locked {
                     text += LockoutWording.locked(user: user, retryAfter: s.retryAfter)
                 } else if s.enrolled {

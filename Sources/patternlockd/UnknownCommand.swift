@@ -25,8 +25,10 @@ enum UnknownCommand {
     ]
 
     /// What the root command itself accepts (swift-argument-parser's own flags).
-    static let rootOptions: Set<String> = ["-h", "--help", "help", "--version", "--generate-completion-script",
-                                           "--experimental-dump-help"]
+    static let rootOptions: Set<String> = [
+        "-h", "--help", "help", "--version", "--generate-completion-script",
+        "--experimental-dump-help",
+    ]
 
     /// The sentence for a first argument that is no command, or nil to let the
     /// parser go on (a command, one of its own flags, nothing at all).
@@ -36,11 +38,12 @@ enum UnknownCommand {
         if first.hasPrefix("--generate-completion-script=") { return nil }
         let list = "Commands: " + commands.map(\.name).joined(separator: ", ") + " (patternlockd --help)."
         if first == "--user" || first == "-u" {
-            return "patternlockd takes the user as an argument, not \(first): patternlockd status USER shows one user, patternlockd reset USER unlocks one, patternlockd remove USER deletes a pattern."
+            return
+                "patternlockd takes the user as an argument, not \(first): patternlockd status USER shows one user, patternlockd reset USER unlocks one, patternlockd remove USER deletes a pattern."
         }
         let printable = PatternLockd.Status.escaped(first)
         guard let name = aliases[first.lowercased()] ?? closest(to: first.lowercased()),
-              let command = commands.first(where: { $0.name == name })
+            let command = commands.first(where: { $0.name == name })
         else { return "Unknown command '\(printable)'. \(list)" }
         return "Unknown command '\(printable)'. Did you mean: patternlockd \(command.name) (it \(command.does))? \(list)"
     }

@@ -167,7 +167,8 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
         case .repeatedDot(let d) where d > 0: return "Dot \(d) is used twice; each dot can be used only once."
         case .repeatedDot: return "Each dot can be used only once."
         case .joinedDotRepeated(let d, let from, let to):
-            return "Dot \(d) is used twice: the move from \(from) to \(to) passed over it and already joined it. Each dot can be used only once; leave \(d) out or type it before that move."
+            return
+                "Dot \(d) is used twice: the move from \(from) to \(to) passed over it and already joined it. Each dot can be used only once; leave \(d) out or type it before that move."
         case .tooShort(let n) where n > 0: return "Connect at least 4 dots (this pattern has \(n))."
         case .tooShort: return "Connect at least 4 dots."
         }
