@@ -145,12 +145,16 @@ final class Server: Sendable {
 enum Listener {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
+    /// The sockets systemd passed (sd_listen_fds), asked once: the call clears
+    /// `LISTEN_FDS` so that children do not inherit it, and a second call sees none.
+    static let passedSockets = pl_listen_fds()
+
     /// Refuses a path that is not a socket or that another daemon listens on; a
     /// stale socket is left for `open` to replace. Changes nothing: `serve` asks this
     /// before it creates a state directory or a key, so a start that fails here
     /// leaves nothing behind. Nothing to check when systemd passes the socket.
     static func checkFree(path: String) throws(Failure) {
-        guard pl_listen_fds() < 1, case .success(let st) = Sys.lstat(path) else { return }
+        guard passedSockets < 1, case .success(let st) = Sys.lstat(path) else { return }
         guard st.st_mode & S_IFMT == S_IFSOCK else {
             throw Failure(description: "\(path) exists and is not a socket. Remove it or choose another path with --socket.")
         }
@@ -164,7 +168,7 @@ enum Listener {
 
     /// Returns the fd and whether this process created the socket file.
     static func open(path: String) throws(Failure) -> (fd: Int32, created: Bool) {
-        if pl_listen_fds() >= 1 {
+        if passedSockets >= 1 {
             return (3, false)
         }
         try checkFree(path: path)
