@@ -85,7 +85,8 @@ RECORD = re.compile(
     r"credential=\$pbkdf2-sha256\$i=\d+\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
-    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*\n){0,10}\Z")
+    # when,uid,service,tty,rhost,ruser (ruser since issue 14)
+    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*\n){0,10}\Z")
 
 
 class RecordWatcher(threading.Thread):
