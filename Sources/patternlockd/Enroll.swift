@@ -21,9 +21,14 @@ extension PatternLockd {
                   1 . .
                   4 . .      type 14789, or just 179 — a dot passed over is joined
                   7 8 9      automatically.
+
+                With --layout numpad, type on a keyboard's numeric keypad, where 7 8 9 is the \
+                top row: the same L is 74123 there, and it is the same pattern.
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
+
+        @OptionGroup var layoutOptions: LayoutOptions
 
         @Argument(help: "The user to enroll (default: you).")
         var user: String?
@@ -61,13 +66,14 @@ extension PatternLockd {
                     case let other: throw failure(for: other, user: user)
                     }
                 }
-                PatternInput.showGrid(title: "Enroll a pattern for \(user): type the dots in order (at least 4).")
+                PatternInput.showGrid(
+                    title: "Enroll a pattern for \(user): type the dots in order (at least 4).", layout: layoutOptions.layout)
                 var current: String?
                 if needsCurrent {
                     guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
                         throw ClientError(description: "No current pattern was entered; nothing was changed.", code: Exit.invalid)
                     }
-                    current = c
+                    current = layoutOptions.layout.phoneDigits(c)
                 }
                 // On a terminal a refused pattern may be replaced at once (nothing was counted).
                 let tries = PatternInput.isTerminal ? 3 : 1
@@ -115,14 +121,14 @@ extension PatternLockd {
                     throw ClientError(description: "No pattern was entered; nothing was changed.", code: Exit.invalid)
                 }
                 let pattern: Pattern
-                do { pattern = try Pattern(typed: typed) } catch {
+                do { pattern = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
                     if attempt < tries { printError(error.description + " Try again."); continue }
                     throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
                 }
                 guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
                     throw ClientError(description: "The pattern was not confirmed; nothing was changed.", code: Exit.invalid)
                 }
-                if let confirmed = try? Pattern(typed: again), confirmed == pattern { return pattern }
+                if let confirmed = try? Pattern(typed: again, layout: layoutOptions.layout), confirmed == pattern { return pattern }
                 if attempt < tries { printError("The two patterns differ. Try again."); continue }
                 throw ClientError(description: "The two patterns differ; nothing was changed.", code: Exit.invalid)
             }

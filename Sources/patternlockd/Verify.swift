@@ -16,6 +16,8 @@ extension PatternLockd {
 
         @OptionGroup var socketOptions: SocketOptions
 
+        @OptionGroup var layoutOptions: LayoutOptions
+
         @Argument(help: "The user whose pattern to check (default: you; others need root).")
         var user: String?
 
@@ -23,7 +25,7 @@ extension PatternLockd {
 
         func run() throws {
             let user = try targetUser(user)
-            PatternInput.showGrid(title: "Pattern for \(user): type the dots in order.")
+            PatternInput.showGrid(title: "Pattern for \(user): type the dots in order.", layout: layoutOptions.layout)
             guard let typed = PatternInput.read(prompt: "Pattern: "), !typed.isEmpty else {
                 throw fail(ClientError(description: "No pattern was entered. This entry was not counted.", code: Exit.invalid))
             }
@@ -31,7 +33,7 @@ extension PatternLockd {
             if let name = ttyname(0) { tty = String(cString: name) }
             let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
             do {
-                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(typed), context: context), socket: socketOptions.path)
+                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions.path)
                 guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
                 if reply == .okWeak { print(GuessFeedback.changeAdvice) }
