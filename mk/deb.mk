@@ -12,13 +12,14 @@ COMPLETIONS := build/completions/bash/patternlockd build/completions/zsh/_patter
 .PHONY: deb lint-deb completions
 completions: $(COMPLETIONS)
 
-build/completions/bash/patternlockd: build/patternlockd
+build/completions/bash/patternlockd: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
-	build/patternlockd --generate-completion-script bash > $@.tmp && mv -f $@.tmp $@
-build/completions/zsh/_patternlockd: build/patternlockd
+	# Sourced by bash-completion, not run: no #! line.
+	build/patternlockd --generate-completion-script bash | sed '1{/^#!/d}' > $@.tmp && mv -f $@.tmp $@
+build/completions/zsh/_patternlockd: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
 	build/patternlockd --generate-completion-script zsh > $@.tmp && mv -f $@.tmp $@
-build/completions/fish/patternlockd.fish: build/patternlockd
+build/completions/fish/patternlockd.fish: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
 	build/patternlockd --generate-completion-script fish > $@.tmp && mv -f $@.tmp $@
 
