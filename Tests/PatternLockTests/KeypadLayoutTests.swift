@@ -20,13 +20,14 @@ struct KeypadLayoutTests {
 
     @Test("The top and bottom rows swap; the middle row stays")
     func rowsSwap() throws {
-        #expect(try Pattern(typed: "123", layout: .numpad) == Pattern(typed: "789"))
+        #expect(try Pattern(typed: "1236", layout: .numpad) == Pattern(typed: "7896"))
         #expect(KeypadLayout.numpad.phoneDigits("2486") == "8426")
     }
 
     @Test("A repeated dot is named by the key the user pressed")
     func repeatedKey() {
-        #expect(throws: PatternError.repeatedDot(7)) { try Pattern(typed: "74147", layout: .numpad) }
+        // Keys 7 4 1 7: the dot under key 7 (dot 1) twice.
+        #expect(throws: PatternError.repeatedDot(7)) { try Pattern(typed: "7417", layout: .numpad) }
         #expect(throws: PatternError.notADot) { try Pattern(typed: "7412x", layout: .numpad) }
     }
 
