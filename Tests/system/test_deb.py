@@ -322,6 +322,19 @@ def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
 
 
+def test_remove_refuses_while_a_hand_written_pam_line_names_the_module(box):
+    service = unique("plhand")
+    box.ok(f"echo 'auth required pam_patternlock.so' > /etc/pam.d/{service}")
+    r = box.run("apt-get remove -y libpam-patternlock 2>&1")
+    assert r.returncode != 0
+    assert f"/etc/pam.d/{service}" in r.stdout and "Nothing was removed" in r.stdout, r.stdout
+    assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
+    box.ok(f"rm /etc/pam.d/{service}")
+    # dpkg left the package half-removed; configuring it again puts the profile back.
+    box.ok("dpkg --configure -a && pam-auth-update --enable patternlock")
+    assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+
+
 def test_remove_takes_the_module_out_of_pam_first_and_passwords_still_work(box):
     u = box.user
     box.ok("apt-get remove -y " + " ".join(PACKAGES) + " 2>&1")
