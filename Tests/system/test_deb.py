@@ -328,11 +328,11 @@ def test_remove_refuses_while_a_hand_written_pam_line_names_the_module(box):
     r = box.run("apt-get remove -y libpam-patternlock 2>&1")
     assert r.returncode != 0
     assert f"/etc/pam.d/{service}" in r.stdout and "Nothing was removed" in r.stdout, r.stdout
+    # Refused before anything changed: the module, and the profile in common-auth.
     assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
-    box.ok(f"rm /etc/pam.d/{service}")
-    # dpkg left the package half-removed; configuring it again puts the profile back.
-    box.ok("dpkg --configure -a && pam-auth-update --enable patternlock")
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+    assert box.ok("dpkg-query -W -f='${Status}' libpam-patternlock") == "install ok installed"
+    box.ok(f"rm /etc/pam.d/{service}")
 
 
 def test_remove_takes_the_module_out_of_pam_first_and_passwords_still_work(box):
