@@ -6,6 +6,7 @@
 version:
 	@sh scripts/version.sh
 
+# Compared before anything is written: a read-only checkout whose file agrees builds.
 Sources/patternlockd/Version.swift: debian/changelog scripts/version.sh
-	@sh scripts/version.sh swift > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; echo "Version.swift: $$(sh scripts/version.sh)"; fi
+	@sh scripts/version.sh swift | cmp -s - $@ || { \
+		sh scripts/version.sh swift > $@.tmp && mv -f $@.tmp $@ && echo "Version.swift: $$(sh scripts/version.sh)"; }

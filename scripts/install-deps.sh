@@ -13,8 +13,10 @@ set -euo pipefail
 # show its socket path appears only once it accepts; systemd: systemd-analyze and
 # systemd-socket-activate for the unit checks; systemd-container: systemd-nspawn,
 # to boot this machine's files and install for real; pkg-config: where PAM
-# modules go; groff-base: the man page checks. .ci/run installs the same list.
-packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind strace systemd systemd-container groff-base)
+# modules go; groff-base: the man page checks; debhelper, dpkg-dev, lintian:
+# make deb and its checks. .ci/run installs the same list.
+packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind strace systemd systemd-container groff-base
+          debhelper dpkg-dev lintian)
 
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${packages[@]}"
