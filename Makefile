@@ -38,9 +38,11 @@ pam-headers:
 unexport CC
 
 # The shipped daemon carries the Swift runtime statically: it needs only libc,
-# libm, libstdc++ and libgcc_s, not a Swift toolchain on the machine.
-build/patternlockd: $(SWIFT_SRC)
-	$(SWIFT) build -c release --product patternlockd --static-swift-stdlib
+# libm, libstdc++ and libgcc_s, not a Swift toolchain on the machine. Linked with
+# full RELRO (relro + now), as the PAM module is.
+SWIFT_LINK_HARDENING := -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+build/patternlockd: $(SWIFT_SRC) Makefile
+	$(SWIFT) build -c release --product patternlockd --static-swift-stdlib $(SWIFT_LINK_HARDENING)
 	@mkdir -p build
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 

@@ -13,16 +13,14 @@ static long fit(int n, size_t outsize)
 	return n;
 }
 
-long pl_format_grid(char *out, size_t outsize, const char *user)
+long pl_format_grid(char *out, size_t outsize, const char *user,
+		    enum pl_layout layout)
 {
 	if (out == NULL || outsize == 0 || user == NULL)
 		return -1;
 	return fit(snprintf(out, outsize,
-			    "Pattern unlock for %s: type the dots in order.\n"
-			    "  1 2 3\n"
-			    "  4 5 6\n"
-			    "  7 8 9",
-			    user),
+			    "Pattern unlock for %s: type the dots in order.\n%s",
+			    user, pl_layout_rows(layout)),
 		   outsize);
 }
 

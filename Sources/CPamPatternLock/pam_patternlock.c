@@ -193,7 +193,7 @@ static int ask_pattern(const struct session *s, char **entry)
 
 	*entry = NULL;
 	if (!s->cfg.nogrid && !s->cfg.quiet &&
-	    pl_format_grid(grid, sizeof(grid), s->user) > 0) {
+	    pl_format_grid(grid, sizeof(grid), s->user, s->cfg.layout) > 0) {
 		if (!s->silent) {
 			tell(s, PAM_TEXT_INFO, grid);
 		} else {
@@ -367,6 +367,8 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 		goto done;
 	}
 
+	/* The daemon knows only the phone layout's digits. */
+	pl_layout_to_phone(s.cfg.layout, entry);
 	len = pl_format_verify_request(request, sizeof(request), s.user, entry,
 				       item_string(pamh, PAM_SERVICE),
 				       item_string(pamh, PAM_TTY),

@@ -26,10 +26,15 @@ extension PatternLockd {
                   4 . .      type 14789, or just 179 — a dot passed over is joined
                   7 8 9      automatically.
 
+                With --layout numpad, type on a keyboard's numeric keypad, where 7 8 9 is the \
+                top row: the same L is 74123 there, and it is the same pattern.
+
                 \(Exit.summary)
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
+
+        @OptionGroup var layoutOptions: LayoutOptions
 
         @Argument(help: "The user to enroll (default: you).")
         var user: String?
@@ -82,9 +87,11 @@ extension PatternLockd {
                 case let other: throw failure(for: other, user: user)
                 }
                 let needsCurrent = changing && geteuid() != 0
-                PatternInput.showGrid(title: changing
-                    ? "Change the pattern of \(user): type the dots in order (at least 4)."
-                    : "Enroll a pattern for \(user): type the dots in order (at least 4).")
+                PatternInput.showGrid(
+                    title: changing
+                        ? "Change the pattern of \(user): type the dots in order (at least 4)."
+                        : "Enroll a pattern for \(user): type the dots in order (at least 4).",
+                    layout: layoutOptions.layout)
                 // Piped input gives no prompts to read: a missing line is explained.
                 let threeLines = needsCurrent && !PatternInput.isTerminal
                     ? "\(user) already has a pattern, so enroll reads three lines from stdin: the current pattern, the new pattern, and the new pattern again. "
@@ -94,7 +101,7 @@ extension PatternLockd {
                     guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
                         throw ClientError(description: threeLines + "No current pattern was entered; nothing was changed.", code: Exit.invalid)
                     }
-                    current = c
+                    current = layoutOptions.layout.phoneDigits(c)
                 }
                 // On a terminal a refused pattern may be replaced at once (nothing was counted).
                 let tries = PatternInput.isTerminal ? 3 : 1
@@ -143,14 +150,14 @@ extension PatternLockd {
                     throw ClientError(description: missingLine + "No new pattern was entered; nothing was changed.", code: Exit.invalid)
                 }
                 let pattern: Pattern
-                do { pattern = try Pattern(typed: typed) } catch {
+                do { pattern = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
                     if attempt < tries { printError(error.description + " Try again."); continue }
                     throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
                 }
                 guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
                     throw ClientError(description: missingLine + "The new pattern was not confirmed; nothing was changed.", code: Exit.invalid)
                 }
-                if let confirmed = try? Pattern(typed: again), confirmed == pattern { return pattern }
+                if let confirmed = try? Pattern(typed: again, layout: layoutOptions.layout), confirmed == pattern { return pattern }
                 if attempt < tries { printError("The two patterns differ. Try again."); continue }
                 throw ClientError(description: "The two patterns differ; nothing was changed.", code: Exit.invalid)
             }

@@ -18,6 +18,8 @@ extension PatternLockd {
 
         @OptionGroup var socketOptions: SocketOptions
 
+        @OptionGroup var layoutOptions: LayoutOptions
+
         @Argument(help: "The user whose pattern to check (default: you; others need root).")
         var user: String?
 
@@ -33,19 +35,19 @@ extension PatternLockd {
                 case .status: break
                 case let other: throw failure(for: other, user: user)
                 }
-                PatternInput.showGrid(title: "Pattern for \(user): type the dots in order.")
+                PatternInput.showGrid(title: "Pattern for \(user): type the dots in order.", layout: layoutOptions.layout)
                 guard let typed = PatternInput.read(prompt: "Pattern: "), !typed.isEmpty else {
                     throw ClientError(description: "No pattern was entered. This entry was not counted.", code: Exit.invalid)
                 }
                 // Not a pattern: said here in full (the daemon's reply names only the
                 // rule), and never sent.
-                do { _ = try Pattern(typed: typed) } catch {
+                do { _ = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
                     throw ClientError(description: "\(error.description) This entry was not counted.", code: Exit.invalid)
                 }
                 var tty = ""
                 if let name = ttyname(0) { tty = String(cString: name) }
                 let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
-                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(typed), context: context), socket: socketOptions)
+                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions)
                 guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
                 if reply == .okWeak { print(GuessFeedback.changeAdvice) }

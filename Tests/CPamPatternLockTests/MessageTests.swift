@@ -6,8 +6,14 @@ import Testing
 struct MessageTests {
     @Test("the grid is the phone keypad")
     func grid() {
-        #expect(formatted { pl_format_grid($0, $1, "alice") }
+        #expect(formatted { pl_format_grid($0, $1, "alice", PL_LAYOUT_PHONE) }
             == "Pattern unlock for alice: type the dots in order.\n  1 2 3\n  4 5 6\n  7 8 9")
+    }
+
+    @Test("with layout=numpad the grid is shown as a numeric keypad shows it, 7 8 9 on top")
+    func numpadGrid() {
+        #expect(formatted { pl_format_grid($0, $1, "alice", PL_LAYOUT_NUMPAD) }
+            == "Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
     }
 
     @Test(
@@ -92,7 +98,7 @@ struct MessageTests {
 
     @Test("a message that does not fit is refused, not cut")
     func truncation() {
-        #expect(formatted(size: 20) { pl_format_grid($0, $1, "alice") } == nil)
+        #expect(formatted(size: 20) { pl_format_grid($0, $1, "alice", PL_LAYOUT_PHONE) } == nil)
         #expect(formatted(size: 10) { pl_format_locked($0, $1, "alice", 0) } == nil)
     }
 }

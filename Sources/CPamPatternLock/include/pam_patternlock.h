@@ -36,6 +36,14 @@ extern "C" {
 /* sizeof(((struct sockaddr_un *)0)->sun_path) on Linux. */
 #define PL_MAX_SOCKET_PATH 108
 
+/* The keys the dots are typed on (layout=). The dots never move: a numeric
+ * keypad's keys are mapped to the dots they sit on, so the same drawn shape is
+ * the same pattern on either. */
+enum pl_layout {
+	PL_LAYOUT_PHONE = 0, /* 1 2 3 is the top row (the default) */
+	PL_LAYOUT_NUMPAD,    /* 7 8 9 is the top row, as on a numeric keypad */
+};
+
 struct pl_config {
 	char socket_path[PL_MAX_SOCKET_PATH];
 	int timeout; /* seconds, 1..PL_MAX_TIMEOUT */
@@ -43,6 +51,7 @@ struct pl_config {
 	bool nogrid;
 	bool quiet;
 	bool allow_remote; /* also ask remote logins (PAM_RHOST of another host) */
+	enum pl_layout layout;
 };
 
 enum pl_option_result {
@@ -139,9 +148,17 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 bool pl_session_is_remote(const char *rhost, const char *tty,
 			  const char *hostname);
 
-/* The grid shown before the prompt. Returns the length, or -1 when it does
- * not fit. */
-long pl_format_grid(char *out, size_t outsize, const char *user);
+/* The grid shown before the prompt, as the keys of layout show it. Returns
+ * the length, or -1 when it does not fit. */
+long pl_format_grid(char *out, size_t outsize, const char *user,
+		    enum pl_layout layout);
+
+/* The three rows of keys of layout, "  1 2 3\n  4 5 6\n  7 8 9" for phone. */
+const char *pl_layout_rows(enum pl_layout layout);
+
+/* Rewrites typed keys in place as the phone-layout digits of the dots they
+ * sit on (numpad 7 is dot 1, 1 is dot 7); other bytes are left as they are. */
+void pl_layout_to_phone(enum pl_layout layout, char *entry);
 
 /* A wait rounded up to whole minutes ("1 minute", "2 minutes" for 90
  * seconds), from 2 hours in hours, from 2 days in days. -1 for seconds <= 0 or

@@ -100,12 +100,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     /// "1-2-3-6-9-8-7".
     public var description: String { dots.map(String.init).joined(separator: "-") }
 
-    /// The grid a user types on, for prompts.
-    public static let grid = """
-          1 2 3
-          4 5 6
-          7 8 9
-        """
+    /// The grid a user types on, for prompts (phone layout; see `KeypadLayout`).
+    public static let grid = KeypadLayout.phone.grid
 
     /// A picture of this pattern: each dot shows its place in the order, unused dots a ·.
     ///
