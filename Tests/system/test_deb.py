@@ -52,6 +52,16 @@ def debian_version():
     return sh("dpkg-parsechangelog", "-l", str(ROOT / "debian/changelog"), "-SVersion").stdout.strip()
 
 
+def test_the_compiled_in_version_is_the_changelog_s():
+    """`patternlockd --version` comes from the committed Version.swift; a changelog
+    bump without `make version-swift` would ship a binary that names the old one."""
+    generated = sh("sh", str(ROOT / "scripts/version.sh"), "swift").stdout
+    committed = (ROOT / "Sources/patternlockd/Version.swift").read_text()
+    assert committed == generated, "Sources/patternlockd/Version.swift disagrees with debian/changelog: run make version-swift"
+    r = sh(str(BUILD / "patternlockd"), "--version")
+    assert r.stdout.strip() == f"patternlockd {upstream_version()}", r.stdout
+
+
 @pytest.fixture(scope="module")
 def debs():
     if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
