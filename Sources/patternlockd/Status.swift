@@ -86,20 +86,22 @@ extension PatternLockd {
             lines.append("\(escaped(s.user)): \(state)")
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }
             if !s.recent.isEmpty {
-                lines.append("  " + pad("When", 25) + pad("Service", 22) + pad("TTY", 14) + pad("Remote host", 18)
-                             + pad("From", 12) + "UID")
-                for f in s.recent {
-                    lines.append("  " + pad(timestamp(f.when), 25) + pad(f.service.isEmpty ? "-" : f.service, 22)
-                                 + pad(f.tty.isEmpty ? "-" : f.tty, 14) + pad(f.rhost.isEmpty ? "-" : f.rhost, 18)
-                                 + pad(f.ruser.isEmpty ? "-" : f.ruser, 12) + String(f.uid))
+                // Columns as wide as their longest cell (escaped), so long names do
+                // not push the next column out of line.
+                let header = ["When", "Service", "TTY", "Remote host", "From", "UID"]
+                let rows = s.recent.map { f in
+                    [timestamp(f.when), f.service, f.tty, f.rhost, f.ruser, String(f.uid)]
+                        .map { $0.isEmpty ? "-" : escaped($0) }
+                }
+                let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max() ?? 0 }
+                for row in [header] + rows {
+                    let cells = row.indices.map { c in
+                        c == row.count - 1 ? row[c] : row[c] + String(repeating: " ", count: widths[c] - row[c].count + 2)
+                    }
+                    lines.append("  " + cells.joined())
                 }
             }
             return lines.joined(separator: "\n")
-        }
-
-        static func pad(_ s: String, _ width: Int) -> String {
-            let clean = escaped(s)
-            return clean.count >= width ? clean + " " : clean + String(repeating: " ", count: width - clean.count)
         }
 
         /// Client-supplied text (PAM service, tty, remote host) made safe for root's

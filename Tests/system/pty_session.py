@@ -4,7 +4,7 @@ waits for what it prints, types answers, and prints the transcript.
 
 Reads a JSON object on stdin:
   {"argv": ["su", "-", "alice", "-c", "id -un"], "timeout": 60,
-   "steps": [["expect", "Pattern: "], ["secret", "1235\\n"], ["expect", "alice"],
+   "steps": [["expect", "Pattern \\\\(Enter to skip\\\\): "], ["secret", "1235\\n"], ["expect", "alice"],
              ["send", "exit\\n"], ["eof"]]}
 "expect" waits for a regular expression in the output not yet matched; "secret"
 waits until the program has turned echo off (as a password prompt does) and

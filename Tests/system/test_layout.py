@@ -26,7 +26,7 @@ def test_the_same_shape_on_the_numeric_keypad_unlocks_the_phone_pattern(pam, liv
     r = pam.authenticate(enrolled, NUMPAD_RIGHT, args=[on(live), "layout=numpad"])
     assert r.code == PAM_SUCCESS, r
     assert r.events == [("TEXT_INFO", NUMPAD_GRID.format(user=enrolled)),
-                        ("PROMPT_ECHO_OFF", "Pattern: ")]
+                        ("PROMPT_ECHO_OFF", "Pattern (Enter to skip): ")]
 
 
 def test_with_layout_numpad_the_phone_digits_are_another_shape(pam, live, enrolled):
