@@ -119,6 +119,7 @@ func failure(for reply: Reply, user: String) -> ClientError {
         case "override_root_only": text = "Only root can override the enroll policy; choose a pattern the policy accepts."
         case "iterations_root_only": text = "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count."
         case "store_failed": text = "patternlockd could not read or write its state; see its log (journalctl -u patternlockd)."
+        case "store_unavailable": text = "patternlockd cannot reach its database now; nothing was checked or counted. Try again when the database is back, and see the log (journalctl -u patternlockd)."
         case "record_unreadable": text = "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)"
         default: text = "patternlockd reported an error: \(m)."
         }

@@ -54,8 +54,8 @@ extension PatternLockd {
         func run() throws {
             umask(0o077)
             signal(SIGPIPE, SIG_IGN)
-            let store: Store
-            do { store = try Store(directory: stateDir, exclusive: true) } catch { return try die(error.description) }
+            let store: FileStore
+            do { store = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) } catch { return try die(error.description) }
             var env: [String: String] = [:]
             if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
             let key = KeyFile.resolvePath(configured: keyFile, environment: env)
@@ -75,8 +75,7 @@ extension PatternLockd {
                 target = Calibration.iterations(forMilliseconds: budget, rate: rate)
                 Log.info("calibrated \(target) iterations for \(budget) ms per verify (SHA-256 \(backend), \(Int(rate)) iterations/s)")
             }
-            let service = PatternService(store: store, pepper: pepper,
-                                         policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
+            let service = PatternService(store: store, pepper: pepper, targetIterations: target,
                                          backend: backend, accountUID: { Accounts.uid(of: $0) })
 
             // The ranking is built once here, so neither enroll nor verify waits for it.

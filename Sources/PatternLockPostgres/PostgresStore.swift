@@ -1,0 +1,4 @@
+#if PostgreSQL
+import PostgresNIO
+import PatternLock
+#endif
