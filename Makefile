@@ -1,5 +1,6 @@
 # patternlock — build, test and install.
 #   make            build/patternlockd (release) and build/pam_patternlock.so
+#   make fleet      build/patternlockd-fleet: the daemon with the PostgreSQL store (fleets)
 #   make check      every test (Swift unit tests in release, then the system tests)
 #   make install    honours DESTDIR and PREFIX
 
@@ -17,9 +18,11 @@ PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
 PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
 	-Wl,--version-script=pam/pam_patternlock.map
 
+FLEET_BUILD := -c release --product patternlockd --static-swift-stdlib --traits PostgreSQL --scratch-path .build-fleet
+
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all check test-swift test-system clean
+.PHONY: all fleet check test-swift test-system clean
 all: build/patternlockd build/pam_patternlock.so
 
 # A CC from the environment would make SwiftPM compile its C targets with gcc.
@@ -32,6 +35,15 @@ build/patternlockd: $(SWIFT_SRC)
 	@mkdir -p build
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
+# The fleet-capable daemon (PostgreSQL store, issue 9): the same sources with the
+# PostgreSQL trait, which pulls in SwiftNIO and postgres-nio (a first build takes
+# minutes). Its own build folder, so switching between the two never rebuilds either.
+fleet: build/patternlockd-fleet
+build/patternlockd-fleet: $(SWIFT_SRC)
+	$(SWIFT) build $(FLEET_BUILD)
+	@mkdir -p build
+	cp "$$($(SWIFT) build $(FLEET_BUILD) --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
+
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
 	@mkdir -p build
 	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
@@ -41,11 +53,11 @@ check: all test-swift test-system fuzz-short
 test-swift:
 	$(SWIFT) test -c release
 
-test-system: all
+test-system: all build/patternlockd-fleet
 	$(PYTHON) -m pytest -v Tests/system
 
 clean:
-	rm -rf build .build
+	rm -rf build .build .build-fleet
 
 # Further targets (install, demo, bench, fuzz, stress) live in mk/*.mk.
 include $(sort $(wildcard mk/*.mk))

@@ -21,7 +21,7 @@ struct PatternLockd: ParsableCommand {
             `patternlockd serve` is the daemon (normally started by systemd). Every other \
             command talks to it over its socket.
             """,
-        subcommands: [Serve.self, Enroll.self, Verify.self, Status.self, Reset.self, Remove.self, Policy.self, Benchmark.self]
+        subcommands: [Serve.self, Enroll.self, Verify.self, Status.self, Reset.self, Remove.self, Policy.self, Benchmark.self, Db.self]
     )
 }
 

@@ -41,6 +41,8 @@ extension PatternLockd {
 
         @OptionGroup(title: "Enroll policy") var policyOptions: PolicyOptions
 
+        @OptionGroup(title: "Fleet (one PostgreSQL database for many hosts)") var storeOptions: Fleet.StoreOptions
+
         func validate() throws {
             guard (0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) else {
                 throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
@@ -49,24 +51,30 @@ extension PatternLockd {
             if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
                 throw ValidationError("--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
             }
+            _ = try storeOptions.parsedURL()
         }
 
         func run() throws {
             umask(0o077)
             signal(SIGPIPE, SIG_IGN)
-            let store: FileStore
-            do { store = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) } catch { return try die(error.description) }
+            let databaseURL = try storeOptions.parsedURL()
+            var fileStore: FileStore?
+            if databaseURL == nil {
+                do { fileStore = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) }
+                catch { return try die(error.description) }
+            }
             var env: [String: String] = [:]
             if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
             let key = KeyFile.resolvePath(configured: keyFile, environment: env)
             let pepper: Pepper
             do {
-                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential, stateDirectory: stateDir,
-                                          existingRecords: store.users().count)
+                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential,
+                                          stateDirectory: fileStore == nil ? nil : stateDir,
+                                          existingRecords: fileStore?.users().count ?? 0)
             } catch { return try die(error.description) }
 
             let backend = SHA256Backend.default
-            let target: Int
+            var target: Int
             if let iterations {
                 target = iterations
                 Log.info("using \(target) iterations (--iterations), SHA-256 \(backend)")
@@ -74,6 +82,25 @@ extension PatternLockd {
                 let rate = Calibration.iterationsPerSecond(backend: backend)
                 target = Calibration.iterations(forMilliseconds: budget, rate: rate)
                 Log.info("calibrated \(target) iterations for \(budget) ms per verify (SHA-256 \(backend), \(Int(rate)) iterations/s)")
+            }
+            let store: any Store
+            if let fileStore {
+                store = fileStore
+            } else {
+                #if PostgreSQL
+                guard let databaseURL else { return }
+                do {
+                    let fleet = try Fleet.open(databaseURL, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
+                                               proposal: .init(iterations: target, unlockAfter: unlockAfter))
+                    if fleet.iterations != target || fleet.policy.unlockAfter != unlockAfter {
+                        Log.info("the fleet's settings apply: \(fleet.iterations) iterations, unlock after \(fleet.policy.unlockAfter) s (change them with patternlockd db settings)")
+                    }
+                    target = fleet.iterations
+                    store = fleet
+                } catch { return try die(error.description) }
+                #else
+                return try die(Fleet.notBuilt)
+                #endif
             }
             let service = PatternService(store: store, pepper: pepper, targetIterations: target,
                                          backend: backend, accountUID: { Accounts.uid(of: $0) })
@@ -106,8 +133,8 @@ extension PatternLockd {
                 Log.info("stopping on signal \(sig)")
                 server.stop()
             }
-            Log.info(listener.created ? "listening on \(socket) (state \(stateDir), key \(key.path))"
-                                      : "listening on the socket from systemd (state \(stateDir))")
+            Log.info(listener.created ? "listening on \(socket) (state \(store.location), key \(key.path))"
+                                      : "listening on the socket from systemd (state \(store.location))")
             server.run()
             if listener.created { _ = Sys.unlink(socket) }
             Log.info("stopped")

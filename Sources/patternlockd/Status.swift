@@ -70,9 +70,13 @@ extension PatternLockd {
             lines.append("\(escaped(s.user)): \(state)")
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }
             if !s.recent.isEmpty {
-                lines.append("  " + pad("When", 21) + pad("Service", 22) + pad("TTY", 14) + pad("Remote host", 18) + "UID")
+                // In a fleet each failure also says which host counted it.
+                let fleet = s.recent.contains { !$0.host.isEmpty }
+                lines.append("  " + pad("When", 21) + (fleet ? pad("Host", 18) : "") + pad("Service", 22) + pad("TTY", 14)
+                             + pad("Remote host", 18) + "UID")
                 for f in s.recent {
-                    lines.append("  " + pad(timestamp(f.when), 21) + pad(f.service.isEmpty ? "-" : f.service, 22)
+                    lines.append("  " + pad(timestamp(f.when), 21) + (fleet ? pad(f.host.isEmpty ? "-" : f.host, 18) : "")
+                                 + pad(f.service.isEmpty ? "-" : f.service, 22)
                                  + pad(f.tty.isEmpty ? "-" : f.tty, 14) + pad(f.rhost.isEmpty ? "-" : f.rhost, 18) + String(f.uid))
                 }
             }

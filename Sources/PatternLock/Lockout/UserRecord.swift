@@ -5,13 +5,17 @@ public struct FailureEntry: Equatable, Sendable {
     public var service: String
     public var tty: String
     public var rhost: String
+    /// The host whose daemon counted the attempt: set in a fleet, where every host
+    /// shares one count; empty in the file store (always this host).
+    public var host: String
 
-    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "") {
+    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", host: String = "") {
         self.when = when
         self.uid = uid
         self.service = FailureEntry.clip(service)
         self.tty = FailureEntry.clip(tty)
         self.rhost = FailureEntry.clip(rhost)
+        self.host = FailureEntry.clip(host)
     }
 
     /// Fields are capped at 64 bytes so that a record and a STATUS line stay small.
@@ -21,19 +25,27 @@ public struct FailureEntry: Equatable, Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// `when,uid,service,tty,rhost`, each field percent-encoded on its own.
+    /// `when,uid,service,tty,rhost[,host]`, each field percent-encoded on its own;
+    /// the host only when there is one (a fleet).
     public var encoded: String {
-        [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
-         PercentEncoding.encode(rhost)].joined(separator: ",")
+        var fields = [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
+                      PercentEncoding.encode(rhost)]
+        if !host.isEmpty { fields.append(PercentEncoding.encode(host)) }
+        return fields.joined(separator: ",")
     }
 
     public init?(encoded: some StringProtocol) {
         let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
-        guard f.count == 5, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
+        guard f.count == 5 || f.count == 6, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
               let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
               let rhost = PercentEncoding.decode(f[4])
         else { return nil }
-        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost)
+        var host = ""
+        if f.count == 6 {
+            guard let h = PercentEncoding.decode(f[5]), !h.isEmpty else { return nil }
+            host = h
+        }
+        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost, host: host)
     }
 }
 
