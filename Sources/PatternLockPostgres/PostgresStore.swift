@@ -25,6 +25,13 @@ public final class PostgresStore: Store {
     public let deadline: Double
     private let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// Until when (monotonic seconds) calls fail at once: the database was just
+    /// found unreachable. Requests queued behind one that waited out the deadline
+    /// (a user's attempts are serialized) then answer at once instead of each
+    /// waiting in turn, so every answer stays within the PAM module's timeout.
+    private let downUntil = Mutex<Double>(0)
+    /// How long a failure to reach the database is trusted before trying again.
+    public static let retryAfterDown = 1.0
 
     public var location: String { url.description }
 
@@ -152,7 +159,17 @@ public final class PostgresStore: Store {
 
     private func call<T: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> T) throws(StoreError) -> T {
         let client = self.client
-        return try PostgresStore.blocking(deadline) { try await body(client) }
+        if downUntil.withLock({ $0 }) > Calibration.now() {
+            throw .unavailable("The database could not be reached a moment ago; trying again in under \(PostgresStore.retryAfterDown) s.")
+        }
+        do {
+            return try PostgresStore.blocking(deadline) { try await body(client) }
+        } catch {
+            if case .unavailable(let why) = error, !why.contains("SQLSTATE") {
+                downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }
+            }
+            throw error
+        }
     }
 
     /// A database error as a sentence. Connection trouble, timeouts and a server
@@ -417,7 +434,7 @@ public final class PostgresStore: Store {
     public func recordSuccess(_ record: UserRecord) throws(StoreError) {
         let user = record.user
         try call { client in
-            try await client.query("""
+            _ = try await client.query("""
                 WITH c AS (UPDATE patternlock_users SET failures = 0, locked_since = 0 WHERE user_name = \(user) RETURNING user_name)
                 DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name
                 """)
@@ -426,7 +443,7 @@ public final class PostgresStore: Store {
 
     public func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError) {
         try call { client in
-            try await client.query("""
+            _ = try await client.query("""
                 UPDATE patternlock_users SET credential = \(fresh.phc) WHERE user_name = \(user) AND credential = \(previous.phc)
                 """)
         }

@@ -108,8 +108,9 @@ extension PatternLockd {
                 abstract: "Create or migrate the patternlock tables, for sites whose daemons' role has no DDL rights.",
                 discussion: """
                     Run it as a role that may create tables in the database. The daemons' role then \
-                    needs only SELECT, INSERT, UPDATE and DELETE on patternlock_settings, \
-                    patternlock_users and patternlock_failures (and USAGE on patternlock_failures_id_seq).
+                    needs only SELECT on patternlock_schema, SELECT, INSERT, UPDATE and DELETE on \
+                    patternlock_settings, patternlock_users and patternlock_failures, and USAGE on \
+                    patternlock_failures_id_seq.
                     """)
             @OptionGroup var storeOptions: Fleet.StoreOptions
 

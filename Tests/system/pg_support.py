@@ -40,9 +40,12 @@ class PostgresServer:
         self.pw = pwd.getpwnam("postgres")
 
     def as_postgres(self, *cmd, check=True, input=None):
-        return subprocess.run(["setpriv", f"--reuid={self.pw.pw_uid}", f"--regid={self.pw.pw_gid}", "--clear-groups",
-                               *map(str, cmd)], capture_output=True, text=True, check=check, input=input,
+        r = subprocess.run(["setpriv", f"--reuid={self.pw.pw_uid}", f"--regid={self.pw.pw_gid}", "--clear-groups",
+                               *map(str, cmd)], capture_output=True, text=True, input=input,
                               cwd="/", timeout=120)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{cmd[0]} failed ({r.returncode}): {r.stdout}{r.stderr}")
+        return r
 
     def init(self):
         self.base.mkdir(mode=0o755, exist_ok=True)
@@ -96,6 +99,7 @@ class PostgresServer:
 @pytest.fixture
 def postgres():
     base = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-pg-", dir="/tmp"))
+    base.chmod(0o755)  # the postgres user walks through it to its own directory
     server = PostgresServer(base / "pg").init()
     yield server
     server.remove()

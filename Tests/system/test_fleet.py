@@ -97,7 +97,7 @@ def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, 
     with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
         replies = list(pool.map(guess, range(40)))
     fails = [r for r in replies if r.startswith("FAIL")]
-    locked = [r for r in replies if r == "LOCKED"]
+    locked = [r for r in replies if r == "LOCKED retry_after=0"]
     evaluated = sum(evaluations(h) for h in hosts)
     figure("fleet race", f"40 concurrent wrong guesses over 3 hosts: {len(fails)} evaluated (FAIL), "
                          f"{len(locked)} LOCKED, {evaluated} hashes computed")
@@ -106,7 +106,7 @@ def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, 
     assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]
     # Locked on every host, even for the right pattern, and no hash is computed.
     for h in hosts:
-        assert verify(h, user, RIGHT) == "LOCKED"
+        assert verify(h, user, RIGHT) == "LOCKED retry_after=0"
         _, fields = parse_reply(h.request(f"STATUS user={user}"))
         assert fields["locked"] == "1" and fields["failures"] == "5"
     assert sum(evaluations(h) for h in hosts) == 5
@@ -291,6 +291,7 @@ def test_db_init_creates_the_schema_for_a_role_without_ddl_rights(postgres, shar
     assert r.returncode == 0 and "schema version 1" in r.stdout, r.stderr
     postgres.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON "
                   "patternlock_settings, patternlock_users, patternlock_failures TO plrows; "
+                  "GRANT SELECT ON patternlock_schema TO plrows; "
                   "GRANT USAGE ON SEQUENCE patternlock_failures_id_seq TO plrows", database="patternlock")
     url = postgres.socket_url().replace("postgresql://patternlock@", "postgresql://plrows@")
     (shared_tmp / "rows").mkdir()
