@@ -31,8 +31,11 @@ def free_port():
 
 
 class PostgresServer:
-    def __init__(self, base: pathlib.Path):
+    def __init__(self, base: pathlib.Path, durable=False):
+        """`durable` keeps fsync on (the benchmark); the tests skip it for speed,
+        which changes nothing they check: commits still come before answers."""
         self.base = base
+        self.durable = durable
         self.data = base / "data"
         self.sockets = base / "sockets"
         self.log = base / "server.log"
@@ -55,7 +58,8 @@ class PostgresServer:
         self.as_postgres(PG_BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync")
         with open(self.data / "postgresql.conf", "a") as f:
             f.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
-                    f"unix_socket_directories = '{self.sockets}'\nfsync = off\nmax_connections = 200\n")
+                    f"unix_socket_directories = '{self.sockets}'\nmax_connections = 200\n"
+                    + ("" if self.durable else "fsync = off\n"))
         # The socket trusts any role (the test daemons run as root); TCP asks for the password.
         (self.data / "pg_hba.conf").write_text(
             "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n")
