@@ -348,3 +348,22 @@ def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, ma
         assert elapsed < UNAVAILABLE_WITHIN + 0.5
     finally:
         path.unlink(missing_ok=True)
+
+
+def test_db_settings_change_the_fleets_timed_unlock_for_every_running_host(hosts, postgres, make_users):
+    a, b, _ = hosts
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    r = subprocess.run([str(FLEET_DAEMON), "db", "settings", "--store", postgres.socket_url(), "--key-file", a.key_file,
+                        "--unlock-after", "3600"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "unlock_after=3600" in r.stdout, r.stdout + r.stderr
+    for _ in range(5):
+        assert verify(a, user, WRONG).startswith("FAIL")
+    # The lock is timed now on every host, without a restart, by the database's clock.
+    reply = verify(b, user, RIGHT)
+    assert reply.startswith("LOCKED retry_after=") and 3590 <= int(reply.split("=")[1]) <= 3600, reply
+    # Bad input changes nothing.
+    r = subprocess.run([str(FLEET_DAEMON), "db", "settings", "--store", postgres.socket_url(), "--key-file", a.key_file,
+                        "--iterations", "1000"], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--iterations must be between 600000" in r.stderr, r.stderr
+    assert postgres.psql("SELECT iterations, unlock_after FROM patternlock_settings", database="patternlock") == "600000|3600"
