@@ -9,6 +9,7 @@ import concurrent.futures
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -374,3 +375,49 @@ def test_db_settings_change_the_fleets_timed_unlock_for_every_running_host(hosts
                         "--iterations", "1000"], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "--iterations must be between 600000" in r.stderr, r.stderr
     assert postgres.psql("SELECT iterations, unlock_after FROM patternlock_settings", database="patternlock") == "600000|3600"
+
+
+def make_tls(directory, name="localhost"):
+    """A CA and a server certificate for `name`, signed by it (openssl)."""
+    d = pathlib.Path(directory)
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=patternlock test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", f"/CN={name}")
+    (d / "ext.cnf").write_text(f"subjectAltName=DNS:{name}\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    return d / "ca.pem", d / "server.pem", d / "server.key"
+
+
+def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, postgres, shared_tmp, make_users):
+    tls = shared_tmp / "tls"
+    tls.mkdir()
+    ca, cert, key = make_tls(tls)
+    for f in (cert, key):
+        shutil.copy(f, postgres.data / f.name)
+        os.chown(postgres.data / f.name, postgres.pw.pw_uid, postgres.pw.pw_gid)
+        (postgres.data / f.name).chmod(0o600)
+    with open(postgres.data / "postgresql.conf", "a") as f:
+        f.write("ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
+    postgres.stop()
+    postgres.start()
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    url = f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)])
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    # A CA that did not sign the server's certificate: the daemon refuses to start.
+    other = shared_tmp / "other"
+    other.mkdir()
+    other_ca, _, _ = make_tls(other)
+    bad_url = url.replace(str(ca), str(other_ca))
+    (bad,) = fleet(1, url=bad_url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        bad.start(timeout=20)
+    assert "Cannot use the database" in str(e.value)
