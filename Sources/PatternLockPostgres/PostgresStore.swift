@@ -36,8 +36,9 @@ public final class PostgresStore: Store {
     public var location: String { url.description }
 
     /// Stands in where only a record's count and lock matter; matches no pattern.
-    static let noCredential = Credential(iterations: Credential.minimumIterations, salt: [UInt8](repeating: 0, count: 16),
-                                         hash: [UInt8](repeating: 0, count: Credential.hashSize))
+    static let noCredential = Credential(
+        iterations: Credential.minimumIterations, salt: [UInt8](repeating: 0, count: 16),
+        hash: [UInt8](repeating: 0, count: Credential.hashSize))
 
     /// The settings a host proposes when it is the first to use the database.
     public struct Proposal: Sendable {
@@ -52,9 +53,11 @@ public final class PostgresStore: Store {
     /// Connects, migrates the schema when allowed, and checks this host's key
     /// against the fleet's check value (storing it, with `proposal`, when this is the
     /// first host). Throws a sentence that says what is wrong.
-    public init(url: DatabaseURL, password: String?, pepper: Pepper, proposal: Proposal?, migrate: Bool = true,
-                hostName: String = PostgresStore.localHostName(), deadline: Double = 1.5,
-                startupTimeout: Double = 10) throws(StoreError) {
+    public init(
+        url: DatabaseURL, password: String?, pepper: Pepper, proposal: Proposal?, migrate: Bool = true,
+        hostName: String = PostgresStore.localHostName(), deadline: Double = 1.5,
+        startupTimeout: Double = 10
+    ) throws(StoreError) {
         self.url = url
         self.hostName = hostName
         self.deadline = deadline
@@ -109,7 +112,9 @@ public final class PostgresStore: Store {
                 }
                 if let ca = url.rootCertificate {
                     guard case .success = Sys.lstat(ca) else {
-                        throw .refused("The CA file \(ca) named by sslrootcert in --store cannot be read. Copy the database's CA certificate (PEM) there.")
+                        throw .refused(
+                            "The CA file \(ca) named by sslrootcert in --store cannot be read. Copy the database's CA certificate (PEM) there."
+                        )
                     }
                     t.trustRoots = .file(ca)
                 }
@@ -201,19 +206,24 @@ public final class PostgresStore: Store {
                     let rows = try await client.query("SELECT max(version) FROM patternlock_schema")
                     for try await (v) in rows.decode(Int?.self) { return v }
                     return nil
-                } catch where sqlState(error) == "42P01" {  // undefined_table
+                } catch  where sqlState(error) == "42P01" {  // undefined_table
                     return nil
                 }
             }
         } catch {
-            throw .unavailable("Cannot use the database \(url): \(error.description) Check that PostgreSQL runs and that --store and the password are right.")
+            throw .unavailable(
+                "Cannot use the database \(url): \(error.description) Check that PostgreSQL runs and that --store and the password are right."
+            )
         }
         if let current, current > PostgresSchema.version {
-            throw .refused("The database \(url) has schema version \(current), newer than this patternlockd knows (\(PostgresSchema.version)). Upgrade patternlockd on this host to the version the other hosts run.")
+            throw .refused(
+                "The database \(url) has schema version \(current), newer than this patternlockd knows (\(PostgresSchema.version)). Upgrade patternlockd on this host to the version the other hosts run."
+            )
         }
         if current == PostgresSchema.version { return }
         guard migrate else {
-            throw .refused("The database \(url) has no patternlock schema yet (or an older one). Create it with: patternlockd db init --store \(url)")
+            throw .refused(
+                "The database \(url) has no patternlock schema yet (or an older one). Create it with: patternlockd db init --store \(url)")
         }
         try migrateSchema(client, url: url, timeout: timeout)
     }
@@ -223,24 +233,31 @@ public final class PostgresStore: Store {
             try blocking(timeout) {
                 try await client.withConnection { connection in
                     try await connection.withTransaction(logger: Logger(label: "patternlockd")) { c in
-                        try await c.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: Logger(label: "patternlockd"))
-                        try await c.query("CREATE TABLE IF NOT EXISTS patternlock_schema (version integer NOT NULL)", logger: Logger(label: "patternlockd"))
+                        try await c.query(
+                            "SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: Logger(label: "patternlockd"))
+                        try await c.query(
+                            "CREATE TABLE IF NOT EXISTS patternlock_schema (version integer NOT NULL)",
+                            logger: Logger(label: "patternlockd"))
                         var version = 0
-                        let rows = try await c.query("SELECT coalesce(max(version), 0) FROM patternlock_schema", logger: Logger(label: "patternlockd"))
+                        let rows = try await c.query(
+                            "SELECT coalesce(max(version), 0) FROM patternlock_schema", logger: Logger(label: "patternlockd"))
                         for try await (v) in rows.decode(Int.self) { version = v }
                         while version < PostgresSchema.version {
                             version += 1
                             for statement in PostgresSchema.migrations[version] ?? [] {
                                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: Logger(label: "patternlockd"))
                             }
-                            try await c.query("INSERT INTO patternlock_schema (version) VALUES (\(version))", logger: Logger(label: "patternlockd"))
+                            try await c.query(
+                                "INSERT INTO patternlock_schema (version) VALUES (\(version))", logger: Logger(label: "patternlockd"))
                         }
                     }
                 }
             }
         } catch {
             if case .unavailable(let why) = error, why.contains("42501") {
-                throw .refused("The database role \(url.user) may not create the patternlock tables in \(url.database). Create them once with a role that may: patternlockd db init --store postgresql://OWNER@.../\(url.database); after that \(url.user) needs only SELECT, INSERT, UPDATE and DELETE on them.")
+                throw .refused(
+                    "The database role \(url.user) may not create the patternlock tables in \(url.database). Create them once with a role that may: patternlockd db init --store postgresql://OWNER@.../\(url.database); after that \(url.user) needs only SELECT, INSERT, UPDATE and DELETE on them."
+                )
             }
             throw .unavailable("Cannot create the patternlock tables in \(url): \(error.description)")
         }
@@ -260,14 +277,17 @@ public final class PostgresStore: Store {
             .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 
-    static func checkKey(_ client: PostgresClient, url: DatabaseURL, pepper: Pepper, proposal: Proposal?,
-                         timeout: Double) throws(StoreError) -> Settings {
+    static func checkKey(
+        _ client: PostgresClient, url: DatabaseURL, pepper: Pepper, proposal: Proposal?,
+        timeout: Double
+    ) throws(StoreError) -> Settings {
         let check = keyCheck(pepper)
         let settings: Settings?
         do {
             settings = try blocking(timeout) { () async throws -> Settings? in
                 if let p = proposal {
-                    try await client.query("""
+                    try await client.query(
+                        """
                         INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after)
                         VALUES (1, \(check), \(p.iterations), \(p.unlockAfter)) ON CONFLICT (id) DO NOTHING
                         """)
@@ -283,10 +303,14 @@ public final class PostgresStore: Store {
             throw .unavailable("Cannot read the fleet's settings from \(url): \(error.description)")
         }
         guard let settings else {
-            throw .refused("The database \(url) has no fleet settings yet. Start one host's patternlockd serve against it first, or run: patternlockd db import --store \(url)")
+            throw .refused(
+                "The database \(url) has no fleet settings yet. Start one host's patternlockd serve against it first, or run: patternlockd db import --store \(url)"
+            )
         }
         guard constantTimeEquals(Array(settings.keyCheck.utf8), Array(check.utf8)) else {
-            throw .refused("This host's key does not match the key the fleet's records in \(url) were made with. Copy the fleet's key file (the same 32 bytes on every host) to this host's --key-file (or the credential patternlock.key) and start again; with another key every pattern would fail and lock its user out.")
+            throw .refused(
+                "This host's key does not match the key the fleet's records in \(url) were made with. Copy the fleet's key file (the same 32 bytes on every host) to this host's --key-file (or the credential patternlock.key) and start again; with another key every pattern would fail and lock its user out."
+            )
         }
         return settings
     }
@@ -305,7 +329,8 @@ public final class PostgresStore: Store {
         guard UserName.isValid(user) else { return .missing }
         do {
             return try call { client -> Loaded in
-                let rows = try await client.query("""
+                let rows = try await client.query(
+                    """
                     SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.host
                     FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
                     WHERE u.user_name = \(user) ORDER BY f.id
@@ -313,15 +338,19 @@ public final class PostgresStore: Store {
                 var record: UserRecord?
                 var bad: String?
                 for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, host)
-                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?).self) {
+                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?).self)
+                {
                     if record == nil {
                         guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
-                        record = UserRecord(user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
-                                            failures: failures, lockedSince: lockedSince)
+                        record = UserRecord(
+                            user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
+                            failures: failures, lockedSince: lockedSince)
                     }
                     if let at, let fuid, let service, let tty, let rhost, let host {
-                        record?.recent.append(FailureEntry(when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
-                                                           rhost: rhost, host: host))
+                        record?.recent.append(
+                            FailureEntry(
+                                when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
+                                rhost: rhost, host: host))
                     }
                 }
                 if let bad { return .corrupt(bad) }
@@ -338,15 +367,18 @@ public final class PostgresStore: Store {
         let uid = record.uid.map { Int64($0) }
         try call { client in
             try await client.withTransaction(logger: Logger(label: "patternlockd")) { c in
-                try await c.query("""
+                try await c.query(
+                    """
                     INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
                     VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
                     ON CONFLICT (user_name) DO UPDATE SET uid = EXCLUDED.uid, credential = EXCLUDED.credential,
                         failures = EXCLUDED.failures, locked_since = EXCLUDED.locked_since
                     """, logger: Logger(label: "patternlockd"))
-                try await c.query("DELETE FROM patternlock_failures WHERE user_name = \(record.user)", logger: Logger(label: "patternlockd"))
+                try await c.query(
+                    "DELETE FROM patternlock_failures WHERE user_name = \(record.user)", logger: Logger(label: "patternlockd"))
                 for f in record.recent {
-                    try await c.query("""
+                    try await c.query(
+                        """
                         INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, host)
                         VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.host))
                         """, logger: Logger(label: "patternlockd"))
@@ -384,7 +416,8 @@ public final class PostgresStore: Store {
                 // user is not locked (or its timed lock is due), the attempt that reaches
                 // the limit locks, the failure is written beside it, and the history is
                 // kept to the newest entries. Concurrent attempts wait on the row.
-                let rows = try await client.query("""
+                let rows = try await client.query(
+                    """
                     WITH s AS (
                         SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
                         FROM patternlock_settings WHERE id = 1),
@@ -409,18 +442,22 @@ public final class PostgresStore: Store {
                     """)
                 for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
                     guard let credential = try? Credential(phc: phc) else { return .corrupt }
-                    return .counted(UserRecord(user: user, uid: accountUID, credential: credential, failures: failures,
-                                               lockedSince: lockedSince), now: t)
+                    return .counted(
+                        UserRecord(
+                            user: user, uid: accountUID, credential: credential, failures: failures,
+                            lockedSince: lockedSince), now: t)
                 }
                 // Nothing counted: say why.
-                let why = try await client.query("""
+                let why = try await client.query(
+                    """
                     SELECT u.uid, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
                     FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
                     """)
                 for try await (storedUID, lockedSince, unlockAfter, t) in why.decode((Int64?, Int64, Int64, Int64).self) {
                     if let storedUID, storedUID != uid { return .missing }
-                    let record = UserRecord(user: user, uid: accountUID, credential: PostgresStore.noCredential,
-                                            lockedSince: lockedSince)
+                    let record = UserRecord(
+                        user: user, uid: accountUID, credential: PostgresStore.noCredential,
+                        lockedSince: lockedSince)
                     let policy = LockoutPolicy(unlockAfter: unlockAfter)
                     return .locked(retryAfter: record.retryAfter(now: t, policy: policy))
                 }
@@ -434,7 +471,8 @@ public final class PostgresStore: Store {
     public func recordSuccess(_ record: UserRecord) throws(StoreError) {
         let user = record.user
         try call { client in
-            _ = try await client.query("""
+            _ = try await client.query(
+                """
                 WITH c AS (UPDATE patternlock_users SET failures = 0, locked_since = 0 WHERE user_name = \(user) RETURNING user_name)
                 DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name
                 """)
@@ -443,7 +481,8 @@ public final class PostgresStore: Store {
 
     public func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError) {
         try call { client in
-            _ = try await client.query("""
+            _ = try await client.query(
+                """
                 UPDATE patternlock_users SET credential = \(fresh.phc) WHERE user_name = \(user) AND credential = \(previous.phc)
                 """)
         }
@@ -452,7 +491,8 @@ public final class PostgresStore: Store {
     public func reset(_ user: String) throws(StoreError) -> UserRecord? {
         guard UserName.isValid(user) else { return nil }
         return try call { client -> UserRecord? in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 WITH old AS (
                     SELECT user_name, uid, credential, failures, locked_since FROM patternlock_users
                     WHERE user_name = \(user) FOR UPDATE),
@@ -462,9 +502,10 @@ public final class PostgresStore: Store {
                 SELECT uid, credential, failures, locked_since FROM old
                 """)
             for try await (uid, phc, failures, lockedSince) in rows.decode((Int64?, String, Int, Int64).self) {
-                return UserRecord(user: user, uid: uid.flatMap { UInt32(exactly: $0) },
-                                  credential: (try? Credential(phc: phc)) ?? PostgresStore.noCredential,
-                                  failures: failures, lockedSince: lockedSince)
+                return UserRecord(
+                    user: user, uid: uid.flatMap { UInt32(exactly: $0) },
+                    credential: (try? Credential(phc: phc)) ?? PostgresStore.noCredential,
+                    failures: failures, lockedSince: lockedSince)
             }
             return nil
         }
@@ -475,7 +516,8 @@ public final class PostgresStore: Store {
     /// Changes the fleet's iteration target or timed unlock; returns the settings now in force.
     public func update(iterations: Int?, unlockAfter: Int64?) throws(StoreError) -> (iterations: Int, unlockAfter: Int64) {
         try call { client in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 UPDATE patternlock_settings SET iterations = coalesce(\(iterations), iterations),
                     unlock_after = coalesce(\(unlockAfter), unlock_after)
                 WHERE id = 1 RETURNING iterations, unlock_after

@@ -25,14 +25,16 @@ enum Fleet {
 
     /// Options shared by `serve` and the `db` commands.
     struct StoreOptions: ParsableArguments {
-        @Option(help: ArgumentHelp(
-            "Keep the records in this PostgreSQL database, shared by every host of a fleet (libpq URI: postgresql://ROLE@HOST:PORT/DB?sslmode=verify-full&sslrootcert=CA.pem, or postgresql://ROLE@/DB?host=/socket/dir). Never put a password in it.",
-            valueName: "uri"))
+        @Option(
+            help: ArgumentHelp(
+                "Keep the records in this PostgreSQL database, shared by every host of a fleet (libpq URI: postgresql://ROLE@HOST:PORT/DB?sslmode=verify-full&sslrootcert=CA.pem, or postgresql://ROLE@/DB?host=/socket/dir). Never put a password in it.",
+                valueName: "uri"))
         var store: String?
 
-        @Option(help: ArgumentHelp(
-            "A file holding the database password (one line, mode 0600 or 0640). Under systemd the credential patternlock.dbpass is used instead.",
-            valueName: "file"))
+        @Option(
+            help: ArgumentHelp(
+                "A file holding the database password (one line, mode 0600 or 0640). Under systemd the credential patternlock.dbpass is used instead.",
+                valueName: "file"))
         var storePasswordFile: String?
 
         func parsedURL() throws -> DatabaseURL? {
@@ -51,13 +53,16 @@ enum Fleet {
     static func password(file: String?) throws(StoreError) -> String? {
         var path = file
         if let dir = getenvString("CREDENTIALS_DIRECTORY"), !dir.isEmpty,
-           case .success = Sys.lstat("\(dir)/\(credentialName)") {
+            case .success = Sys.lstat("\(dir)/\(credentialName)")
+        {
             path = "\(dir)/\(credentialName)"
         }
         guard let path else { return nil }
         let fd: Int32
         switch Sys.open(path, O_RDONLY) {
-        case .failure(let e): throw .refused("Cannot open the database password file \(path): \(e). Create it with the role's password on one line, mode 0600.")
+        case .failure(let e):
+            throw .refused(
+                "Cannot open the database password file \(path): \(e). Create it with the role's password on one line, mode 0600.")
         case .success(let f): fd = f
         }
         defer { Sys.close(fd) }
@@ -65,7 +70,9 @@ enum Fleet {
             throw .refused("The database password file \(path) is not a regular file.")
         }
         guard st.st_mode & 0o007 == 0 else {
-            throw .refused("The database password file \(path) is readable by others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)")
+            throw .refused(
+                "The database password file \(path) is readable by others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)"
+            )
         }
         guard case .success(var bytes) = Sys.readAll(fd, upTo: 1025), bytes.count <= 1024 else {
             throw .refused("The database password file \(path) cannot be read or is longer than 1024 bytes.")
@@ -88,8 +95,10 @@ enum Fleet {
     }
 
     #if PostgreSQL
-    static func open(_ url: DatabaseURL, passwordFile: String?, pepper: Pepper, proposal: PostgresStore.Proposal?,
-                     migrate: Bool = true) throws(StoreError) -> PostgresStore {
+    static func open(
+        _ url: DatabaseURL, passwordFile: String?, pepper: Pepper, proposal: PostgresStore.Proposal?,
+        migrate: Bool = true
+    ) throws(StoreError) -> PostgresStore {
         let password = try Fleet.password(file: passwordFile)
         return try PostgresStore(url: url, password: password, pepper: pepper, proposal: proposal, migrate: migrate)
     }
@@ -171,12 +180,16 @@ extension PatternLockd {
                         case .record(let r): records.append(r)
                         case .missing: continue
                         case .corrupt(let why), .unreadable(let why), .unavailable(let why):
-                            throw StoreError.refused("The record of \(user) in \(stateDir) cannot be imported: \(why). Re-enroll the user or move the file away, then import again.")
+                            throw StoreError.refused(
+                                "The record of \(user) in \(stateDir) cannot be imported: \(why). Re-enroll the user or move the file away, then import again."
+                            )
                         }
                     }
-                    let store = try Fleet.open(url, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
-                                               proposal: .init(iterations: records.map(\.credential.iterations).max()
-                                                                ?? Credential.minimumIterations, unlockAfter: 0))
+                    let store = try Fleet.open(
+                        url, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
+                        proposal: .init(
+                            iterations: records.map(\.credential.iterations).max()
+                                ?? Credential.minimumIterations, unlockAfter: 0))
                     // The key check above proves the database's key is this host's; the
                     // records were made with this key if their state dir's key is it.
                     for r in records { try store.save(r) }
@@ -217,10 +230,13 @@ extension PatternLockd {
                 guard storeOptions.store != nil else { throw ValidationError("db settings needs --store postgresql://...") }
                 _ = try storeOptions.parsedURL()
                 if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
-                    throw ValidationError("--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
+                    throw ValidationError(
+                        "--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
                 }
                 if let unlockAfter, !(0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) {
-                    throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
+                    throw ValidationError(
+                        "--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter)."
+                    )
                 }
             }
 
@@ -228,8 +244,9 @@ extension PatternLockd {
                 #if PostgreSQL
                 guard let url = try storeOptions.parsedURL() else { return }
                 do {
-                    let store = try Fleet.open(url, passwordFile: storeOptions.storePasswordFile,
-                                               pepper: try Fleet.pepper(keyFile: keyFile), proposal: nil, migrate: false)
+                    let store = try Fleet.open(
+                        url, passwordFile: storeOptions.storePasswordFile,
+                        pepper: try Fleet.pepper(keyFile: keyFile), proposal: nil, migrate: false)
                     let now = try store.update(iterations: iterations, unlockAfter: unlockAfter)
                     print("iterations=\(now.iterations) unlock_after=\(now.unlockAfter)")
                 } catch let e as StoreError {

@@ -26,9 +26,11 @@ struct DatabaseURLTests {
         #expect((try? DatabaseURL(parsing: "postgresql://pl@127.0.0.1/locks?sslmode=disable"))?.tlsMode == .disable)
     }
 
-    @Test("A password in the URI is refused with the way to give it", arguments: [
-        "postgresql://pl:secret@db/locks?sslmode=disable", "postgresql://pl@db/locks?sslmode=disable&password=secret",
-    ])
+    @Test(
+        "A password in the URI is refused with the way to give it",
+        arguments: [
+            "postgresql://pl:secret@db/locks?sslmode=disable", "postgresql://pl@db/locks?sslmode=disable&password=secret",
+        ])
     func passwordRefused(_ text: String) {
         do {
             _ = try DatabaseURL(parsing: text)
@@ -39,11 +41,13 @@ struct DatabaseURLTests {
         }
     }
 
-    @Test("Malformed URIs are refused with a sentence", arguments: [
-        "mysql://pl@db/locks", "postgresql://@db/locks?sslmode=disable", "postgresql://pl@db:99999/locks?sslmode=disable",
-        "postgresql://pl@db/locks?sslmode=maybe", "postgresql://pl@db/locks?sslmode=disable&frobnicate=1",
-        "postgresql://pl@/locks?host=/run/postgresql&sslmode=require",
-    ])
+    @Test(
+        "Malformed URIs are refused with a sentence",
+        arguments: [
+            "mysql://pl@db/locks", "postgresql://@db/locks?sslmode=disable", "postgresql://pl@db:99999/locks?sslmode=disable",
+            "postgresql://pl@db/locks?sslmode=maybe", "postgresql://pl@db/locks?sslmode=disable&frobnicate=1",
+            "postgresql://pl@/locks?host=/run/postgresql&sslmode=require",
+        ])
     func malformed(_ text: String) {
         #expect(throws: DatabaseURL.Error.self) { try DatabaseURL(parsing: text) }
     }

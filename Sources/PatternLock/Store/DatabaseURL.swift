@@ -38,7 +38,8 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
         init(_ description: String) { self.description = description }
     }
 
-    public static let example = "postgresql://patternlock@db.example.org:5432/patternlock?sslmode=verify-full&sslrootcert=/etc/patternlock/db-ca.pem"
+    public static let example =
+        "postgresql://patternlock@db.example.org:5432/patternlock?sslmode=verify-full&sslrootcert=/etc/patternlock/db-ca.pem"
 
     public static func isDatabaseURL(_ text: String) -> Bool {
         text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
@@ -46,7 +47,11 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
 
     public init(parsing text: String) throws(DatabaseURL.Error) {
         let scheme: String
-        if text.hasPrefix("postgresql://") { scheme = "postgresql://" } else if text.hasPrefix("postgres://") { scheme = "postgres://" } else {
+        if text.hasPrefix("postgresql://") {
+            scheme = "postgresql://"
+        } else if text.hasPrefix("postgres://") {
+            scheme = "postgres://"
+        } else {
             throw Error("--store must be a PostgreSQL URI such as \(DatabaseURL.example); it was \(text).")
         }
         var rest = Substring(text.dropFirst(scheme.count))
@@ -57,7 +62,9 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
         var userPart: Substring?
         if let at = rest.lastIndex(of: "@") { userPart = rest[..<at]; rest = rest[rest.index(after: at)...] }
         if let u = userPart, u.contains(":") {
-            throw Error("The --store URI holds a password. Put the password in a file named by --store-password-file (or the systemd credential patternlock.dbpass) and remove it from the URI: command lines and unit files are readable by others.")
+            throw Error(
+                "The --store URI holds a password. Put the password in a file named by --store-password-file (or the systemd credential patternlock.dbpass) and remove it from the URI: command lines and unit files are readable by others."
+            )
         }
         var params: [String: String] = [:]
         for pair in query.split(separator: "&") where !pair.isEmpty {
@@ -68,9 +75,13 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
             guard ["host", "port", "user", "dbname", "sslmode", "sslrootcert", "connect_timeout", "application_name"].contains(key)
             else {
                 if key == "password" {
-                    throw Error("The --store URI holds a password. Put it in a file named by --store-password-file (or the systemd credential patternlock.dbpass) instead: command lines are readable by others.")
+                    throw Error(
+                        "The --store URI holds a password. Put it in a file named by --store-password-file (or the systemd credential patternlock.dbpass) instead: command lines are readable by others."
+                    )
                 }
-                throw Error("The --store URI parameter \(key) is not supported; use host, port, user, dbname, sslmode, sslrootcert or connect_timeout.")
+                throw Error(
+                    "The --store URI parameter \(key) is not supported; use host, port, user, dbname, sslmode, sslrootcert or connect_timeout."
+                )
             }
             params[key] = value
         }
@@ -80,7 +91,9 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
             guard let close = rest.firstIndex(of: "]") else { throw Error("The --store URI has an unclosed [ in its host.") }
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw Error("The --store URI has text after its host [\(host)].")
             }
         } else if let colon = rest.firstIndex(of: ":") {
@@ -99,12 +112,16 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
             }
             port = n
         }
-        guard let decodedUser = PercentEncoding.decode(userPart ?? "") else { throw Error("The --store URI user is not valid percent-encoding.") }
+        guard let decodedUser = PercentEncoding.decode(userPart ?? "") else {
+            throw Error("The --store URI user is not valid percent-encoding.")
+        }
         user = params["user"] ?? decodedUser
         guard !user.isEmpty else {
             throw Error("The --store URI names no database role; write it as postgresql://ROLE@HOST/DATABASE.")
         }
-        guard let decodedPath = PercentEncoding.decode(path) else { throw Error("The --store URI database name is not valid percent-encoding.") }
+        guard let decodedPath = PercentEncoding.decode(path) else {
+            throw Error("The --store URI database name is not valid percent-encoding.")
+        }
         database = params["dbname"] ?? decodedPath
         if database.isEmpty { database = user }
         if host.isEmpty { host = "/var/run/postgresql" }
@@ -128,10 +145,14 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
             tlsMode = host.hasPrefix("/") ? .disable : .verifyFull
         }
         if case .unixSocket = endpoint, tlsMode != .disable {
-            throw Error("The --store URI asks for TLS (sslmode=\(tlsMode.rawValue)) over a Unix socket; use sslmode=disable for a socket directory.")
+            throw Error(
+                "The --store URI asks for TLS (sslmode=\(tlsMode.rawValue)) over a Unix socket; use sslmode=disable for a socket directory."
+            )
         }
         if tlsMode == .verifyFull || tlsMode == .verifyCA, rootCertificate == nil {
-            throw Error("The --store URI asks the database's certificate to be checked (sslmode=\(tlsMode.rawValue)) but names no CA file: add sslrootcert=/path/to/ca.pem (or sslmode=disable for a database on this host's loopback).")
+            throw Error(
+                "The --store URI asks the database's certificate to be checked (sslmode=\(tlsMode.rawValue)) but names no CA file: add sslrootcert=/path/to/ca.pem (or sslmode=disable for a database on this host's loopback)."
+            )
         }
     }
 
