@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PatternLock
+import PatternLock
 
 @Suite("The fleet's --store URI")
 struct DatabaseURLTests {
