@@ -18,33 +18,48 @@ PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
 PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
 	-Wl,--version-script=pam/pam_patternlock.map
 
-FLEET_BUILD := -c release --product patternlockd --static-swift-stdlib --traits PostgreSQL --scratch-path .build-fleet
 
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all fleet check test-swift test-system clean
-all: build/patternlockd build/pam_patternlock.so
+.PHONY: all fleet check test-swift test-system clean pam-headers
+# pam-headers first: without libpam0g-dev the module cannot build, and saying so
+# before minutes of Swift build beats a compiler error after them.
+all: pam-headers build/patternlockd build/pam_patternlock.so
+
+# The PAM headers the module includes, checked with the compiler that builds it.
+PAM_HEADER_CHECK = printf '\043include <security/pam_appl.h>\n\043include <security/pam_ext.h>\n\043include <security/pam_modules.h>\n' \
+	| $(CC) -E -x c - >/dev/null 2>&1 || { \
+	echo "The PAM development headers (security/pam_ext.h) are missing, so pam_patternlock.so cannot be built."; \
+	echo "Install them with: sudo apt-get install libpam0g-dev"; \
+	exit 1; }
+
+pam-headers:
+	@$(PAM_HEADER_CHECK)
 
 # A CC from the environment would make SwiftPM compile its C targets with gcc.
 unexport CC
 
 # The shipped daemon carries the Swift runtime statically: it needs only libc,
-# libm, libstdc++ and libgcc_s, not a Swift toolchain on the machine.
-build/patternlockd: $(SWIFT_SRC)
-	$(SWIFT) build -c release --product patternlockd --static-swift-stdlib
+# libm, libstdc++ and libgcc_s, not a Swift toolchain on the machine. Linked with
+# full RELRO (relro + now), as the PAM module is.
+SWIFT_LINK_HARDENING := -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+build/patternlockd: $(SWIFT_SRC) Makefile
+	$(SWIFT) build -c release --product patternlockd --static-swift-stdlib $(SWIFT_LINK_HARDENING)
 	@mkdir -p build
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
 # The fleet-capable daemon (PostgreSQL store, issue 9): the same sources with the
 # PostgreSQL trait, which pulls in SwiftNIO and postgres-nio (a first build takes
 # minutes). Its own build folder, so switching between the two never rebuilds either.
+FLEET_BUILD := -c release --product patternlockd --static-swift-stdlib $(SWIFT_LINK_HARDENING) --traits PostgreSQL --scratch-path .build-fleet
 fleet: build/patternlockd-fleet
-build/patternlockd-fleet: $(SWIFT_SRC)
+build/patternlockd-fleet: $(SWIFT_SRC) Makefile
 	$(SWIFT) build $(FLEET_BUILD)
 	@mkdir -p build
 	cp "$$($(SWIFT) build $(FLEET_BUILD) --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
+	@$(PAM_HEADER_CHECK)
 	@mkdir -p build
 	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
 

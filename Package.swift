@@ -42,7 +42,8 @@ let package = Package(
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam")]),
         .testTarget(name: "PatternLockTests", dependencies: ["PatternLock"], exclude: ["Vectors"]),
-        .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock"]),
+        // PatternLock too: the module and the CLI must word a lockout alike.
+        .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLock"]),
         // Protocol, record and PHC parsers under libFuzzer (`make fuzz`); without
         // -DFUZZING a corpus replayer (`make fuzz-replay`).
         .executableTarget(name: "PatternLockFuzz", dependencies: ["PatternLock"], path: "Fuzz/Swift"),

@@ -25,6 +25,7 @@ fail()    { printf '%s\n' "$*" >&2; exit 1; }
 
 # --- 1. What the machine needs (skipped on the second pass, in the namespace).
 if [ -z "${PL_DEMO_INNER:-}" ]; then
+    section "Checking what the demo needs: a C compiler, make and the PAM headers"
     bash scripts/install-deps.sh
     if ! command -v "${SWIFT:-swift}" >/dev/null 2>&1 &&
        ! "$MAKE" -q build/patternlockd build/pam_patternlock.so 2>/dev/null; then
@@ -34,7 +35,15 @@ if [ -z "${PL_DEMO_INNER:-}" ]; then
         fail "The Swift 6 toolchain is missing. Install it from https://www.swift.org/install/linux/ (for example with swiftly), make sure 'swift --version' works, then run make demo again."
     fi
     section "Building patternlockd and pam_patternlock.so"
-    "$MAKE" --no-print-directory build/patternlockd build/pam_patternlock.so
+    if "$MAKE" -q build/patternlockd build/pam_patternlock.so 2>/dev/null; then
+        say "Already built and up to date."
+    else
+        say "A release build of the Swift daemon (SwiftPM prints its steps as [n/N]) and the C module:"
+        say "about 2 to 5 minutes on 2 cores the first time, seconds after that."
+        started=$SECONDS
+        "$MAKE" --no-print-directory build/patternlockd build/pam_patternlock.so
+        say "Built in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s."
+    fi
 
     if [ "$(id -u)" -ne 0 ]; then
         # The module only trusts a socket owned by root and a daemon listening
@@ -81,6 +90,7 @@ cp build/pam_patternlock.so "$SANDBOX/pam_patternlock.so"
 printf 'auth required %s socket=%s\n' "$SANDBOX/pam_patternlock.so" "$SOCKET" \
     > "$SANDBOX/pam.d/patternlock-demo"
 
+say "Starting a private daemon (it measures this CPU first: a few seconds)."
 "$PLD" serve --socket "$SOCKET" --state-dir "$SANDBOX/state" --key-file "$SANDBOX/etc/key" \
     >"$SANDBOX/daemon.log" 2>&1 &
 DAEMON_PID=$!

@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages that `make demo` and `make check` need.
-# As root the missing ones are installed with apt-get; otherwise the exact
-# command is printed and the script fails, so the caller stops.
+# Installs the Debian/Ubuntu packages that `make demo` needs, or with --check
+# those `make check` needs too. As root the missing ones are installed with
+# apt-get; otherwise the exact command is printed and the script fails, so the
+# caller stops.
 #
-#   scripts/install-deps.sh           install (root) or print the command
-#   scripts/install-deps.sh --list    print the package names, one a line
+#   scripts/install-deps.sh               the demo's packages: install (root) or print the command
+#   scripts/install-deps.sh --check       the demo's and the tests' packages (and pytest)
+#   scripts/install-deps.sh --list        print the demo's package names, one a line
+#   scripts/install-deps.sh --list-check  print every package make check needs
 set -euo pipefail
 
-# libpam0g-dev: the PAM headers and libpam for the module; pamtester, sudo,
-# util-linux (setpriv), passwd (useradd): the PAM and authorization tests;
-# valgrind: the module's memory checks; strace: holds the daemon's listen() to
-# show its socket path appears only once it accepts; systemd: systemd-analyze and
-# systemd-socket-activate for the unit checks; systemd-container: systemd-nspawn,
-# to boot this machine's files and install for real; pkg-config: where PAM
-# modules go; groff-base: the man page checks. .ci/run installs the same list.
-packages=(libpam0g-dev pamtester sudo make gcc pkg-config python3 python3-pytest util-linux passwd valgrind strace systemd systemd-container groff-base)
+# The demo builds the module and a small PAM conversation program with cc
+# against libpam, and runs unprivileged users in a user namespace (unshare):
+# libpam0g-dev, gcc, make, util-linux. Nothing else.
+demo_packages=(libpam0g-dev gcc make util-linux)
+# make check adds: pamtester, sudo, passwd (useradd): the PAM and authorization
+# tests; valgrind: the module's memory checks; strace: holds the daemon's
+# listen() to show its socket path appears only once it accepts; systemd:
+# systemd-analyze and systemd-socket-activate for the unit checks;
+# systemd-container: systemd-nspawn, to boot this machine's files and install
+# for real; pkg-config: where PAM modules go; groff-base: the man page checks;
+# python3 and pytest: the system tests; debhelper, dpkg-dev, lintian: make deb
+# and its checks. .ci/run installs the same.
+check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
+                debhelper dpkg-dev lintian)
 
-if [ "${1:-}" = "--list" ]; then
-    printf '%s\n' "${packages[@]}"
-    exit 0
-fi
+mode=demo
+case "${1:-}" in
+    --list) printf '%s\n' "${demo_packages[@]}"; exit 0 ;;
+    --list-check) printf '%s\n' "${demo_packages[@]}" "${check_packages[@]}"; exit 0 ;;
+    --check) mode=check ;;
+    "") ;;
+    *) echo "usage: $0 [--check | --list | --list-check]" >&2; exit 64 ;;
+esac
+packages=("${demo_packages[@]}")
+[ "$mode" = check ] && packages+=("${check_packages[@]}")
 
 python=${PYTHON:-python3}
 
@@ -39,16 +54,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
         echo "These packages are missing: ${missing[*]}."
         echo "Install them with:"
         echo
-        echo "    sudo apt-get install -y ${missing[*]}"
+        echo "    sudo apt-get install -y --no-install-recommends ${missing[*]}"
         echo
         echo "then run the same make command again."
         exit 1
     fi
-    echo "Installing the missing packages: ${missing[*]}"
+    echo "Installing ${#missing[@]} missing package(s) with apt-get (usually under a minute): ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ "$mode" = check ] || exit 0
 
 # A python3 from pyenv or a virtualenv does not see Debian's python3-pytest.
 if ! "$python" -m pytest --version >/dev/null 2>&1; then

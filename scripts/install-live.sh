@@ -11,11 +11,16 @@
 #   scripts/install-live.sh key              only create the key (tests)
 #
 # Environment: SBINDIR, PAMCONFIGDIR (as make install uses them);
-# PATTERNLOCK_KEY_DIR replaces /etc/patternlock, for the tests only.
+# PATTERNLOCK_KEY_DIR replaces /etc/patternlock and PATTERNLOCK_CREDSTORE
+# /etc/credstore.encrypted, for the tests only.
 set -euo pipefail
 
 KEY_DIR=${PATTERNLOCK_KEY_DIR:-/etc/patternlock}
 KEY=$KEY_DIR/key
+# The sealed key of the one TPM recipe (patternlockd(8), SYSTEMD; SECURITY.md):
+# systemd's own directory for encrypted credentials.
+CREDSTORE=${PATTERNLOCK_CREDSTORE:-/etc/credstore.encrypted}
+SEALED=$CREDSTORE/patternlock.key
 SBINDIR=${SBINDIR:-/usr/local/sbin}
 PAMCONFIGDIR=${PAMCONFIGDIR:-/usr/share/pam-configs}
 
@@ -23,10 +28,16 @@ systemd_running() { [ -d /run/systemd/system ] && command -v systemctl >/dev/nul
 
 # 32 random bytes, mode 0600, owned by root; an existing key is never replaced.
 create_key() {
-    if [ -e "$KEY_DIR/key.cred" ] && [ ! -e "$KEY" ]; then
-        echo "Kept the sealed key $KEY_DIR/key.cred (LoadCredentialEncrypted); no plain key was created."
-        return
-    fi
+    # A key sealed with systemd-creds replaces the plain one, which the recipe
+    # shreds: a new plain key beside it would be a second, different pepper.
+    # (key.cred in the key directory: where an earlier recipe put it.)
+    local sealed
+    for sealed in "$SEALED" "$KEY_DIR/key.cred"; do
+        if [ -e "$sealed" ] && [ ! -e "$KEY" ]; then
+            echo "Kept the sealed key $sealed (LoadCredentialEncrypted); no plain key was created."
+            return
+        fi
+    done
     if [ -e "$KEY" ] || [ -L "$KEY" ]; then
         local size mode owner
         size=$(stat -Lc %s "$KEY"); mode=$(stat -Lc %a "$KEY"); owner=$(stat -Lc %u "$KEY")

@@ -2,8 +2,9 @@
  * libFuzzer target: the PAM module's option parser (pl_config_parse and
  * pl_config_apply) on NUL-separated argv words, checked against a model of
  * the documented options: socket=/ABSOLUTE (shorter than sun_path),
- * timeout=1..300, debug, nogrid, quiet; defaults first, the last good value
- * wins, everything else is ignored and counted.
+ * timeout=1..300, debug, nogrid, quiet, allow_remote, layout=phone|numpad;
+ * defaults first, the last good value wins, everything else is ignored and
+ * counted.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,15 @@ static int model_apply(struct pl_config *m, const char *arg)
 		m->timeout = (int)n;
 		return 1;
 	}
+	if (strncmp(arg, "layout=", 7) == 0) {
+		if (strcmp(arg + 7, "phone") == 0)
+			m->layout = PL_LAYOUT_PHONE;
+		else if (strcmp(arg + 7, "numpad") == 0)
+			m->layout = PL_LAYOUT_NUMPAD;
+		else
+			return 0;
+		return 1;
+	}
 	if (strcmp(arg, "debug") == 0)
 		return m->debug = true;
 	if (strcmp(arg, "nogrid") == 0)
@@ -90,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl_config_init(&model);
 	CHECK(strcmp(model.socket_path, PL_DEFAULT_SOCKET) == 0);
 	CHECK(model.timeout == PL_DEFAULT_TIMEOUT && !model.debug &&
-	      !model.nogrid && !model.quiet && !model.allow_remote);
+	      !model.nogrid && !model.quiet && !model.allow_remote &&
+	      model.layout == PL_LAYOUT_PHONE);
 	for (int i = 0; i < argc; i++)
 		ignored += !model_apply(&model, argv[i]);
 
@@ -102,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cfg.timeout >= 1 && cfg.timeout <= PL_MAX_TIMEOUT);
 	CHECK(cfg.debug == model.debug && cfg.nogrid == model.nogrid &&
 	      cfg.quiet == model.quiet &&
-	      cfg.allow_remote == model.allow_remote);
+	      cfg.allow_remote == model.allow_remote &&
+	      cfg.layout == model.layout);
 
 	/* One word at a time, and a NULL word (argv entries may be NULL). */
 	pl_config_init(&one);
@@ -114,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(pl_config_apply(&one, NULL) == PL_OPTION_UNKNOWN);
 	CHECK(strcmp(one.socket_path, cfg.socket_path) == 0 &&
-	      one.timeout == cfg.timeout);
+	      one.timeout == cfg.timeout && one.layout == cfg.layout);
 	free(copy);
 	return 0;
 }

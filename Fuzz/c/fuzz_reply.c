@@ -77,7 +77,8 @@ static void format_like_the_module(const struct pl_reply *r)
 	n = pl_format_locked(text, sizeof(text), "alice", r->retry_after);
 	CHECK(n > 0 && (size_t)n < sizeof(text) && strlen(text) == (size_t)n);
 	if (r->verb == PL_VERB_FAIL) {
-		n = pl_format_wrong(text, sizeof(text), "alice", r->remaining);
+		n = pl_format_wrong(text, sizeof(text), "alice", r->remaining,
+				    r->retry_after);
 		CHECK(n > 0 && strlen(text) == (size_t)n);
 	}
 	if (r->verb == PL_VERB_INVALID)

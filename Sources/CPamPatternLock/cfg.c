@@ -1,4 +1,5 @@
-/* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote. */
+/* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote
+ * layout=phone|numpad. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,18 @@ static enum pl_option_result apply_timeout(struct pl_config *cfg,
 	return PL_OPTION_OK;
 }
 
+static enum pl_option_result apply_layout(struct pl_config *cfg,
+					  const char *value)
+{
+	if (strcmp(value, "phone") == 0)
+		cfg->layout = PL_LAYOUT_PHONE;
+	else if (strcmp(value, "numpad") == 0)
+		cfg->layout = PL_LAYOUT_NUMPAD;
+	else
+		return PL_OPTION_BAD_VALUE;
+	return PL_OPTION_OK;
+}
+
 enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 {
 	if (arg == NULL)
@@ -58,6 +71,8 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 		return apply_socket(cfg, arg + strlen("socket="));
 	if (has_prefix(arg, "timeout="))
 		return apply_timeout(cfg, arg + strlen("timeout="));
+	if (has_prefix(arg, "layout="))
+		return apply_layout(cfg, arg + strlen("layout="));
 	if (strcmp(arg, "debug") == 0) {
 		cfg->debug = true;
 		return PL_OPTION_OK;
@@ -111,7 +126,8 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 	if (cfg->debug)
 		pam_syslog(pamh, LOG_DEBUG,
 			   "socket=%s timeout=%d nogrid=%d quiet=%d "
-			   "allow_remote=%d",
+			   "allow_remote=%d layout=%s",
 			   cfg->socket_path, cfg->timeout, cfg->nogrid,
-			   cfg->quiet, cfg->allow_remote);
+			   cfg->quiet, cfg->allow_remote,
+			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad" : "phone");
 }

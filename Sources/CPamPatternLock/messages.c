@@ -13,55 +13,100 @@ static long fit(int n, size_t outsize)
 	return n;
 }
 
-long pl_format_grid(char *out, size_t outsize, const char *user)
+long pl_format_grid(char *out, size_t outsize, const char *user,
+		    enum pl_layout layout)
 {
 	if (out == NULL || outsize == 0 || user == NULL)
 		return -1;
 	return fit(snprintf(out, outsize,
-			    "Pattern unlock for %s: type the dots in order.\n"
-			    "  1 2 3\n"
-			    "  4 5 6\n"
-			    "  7 8 9",
-			    user),
+			    "Pattern unlock for %s: type the dots in order.\n%s",
+			    user, pl_layout_rows(layout)),
+		   outsize);
+}
+
+/* Rounds up: "in 0 minutes" would be a lie for the last seconds. */
+static long up(long n, long unit)
+{
+	return n / unit + (n % unit != 0);
+}
+
+long pl_format_duration(char *out, size_t outsize, long seconds)
+{
+	long minutes, n;
+	const char *unit;
+
+	if (out == NULL || outsize == 0 || seconds <= 0)
+		return -1;
+	minutes = up(seconds, 60);
+	if (minutes < 120) {
+		n = minutes;
+		unit = "minute";
+	} else if (minutes < 48 * 60) {
+		n = up(minutes, 60);
+		unit = "hour";
+	} else {
+		n = up(up(minutes, 60), 24);
+		unit = "day";
+	}
+	return fit(snprintf(out, outsize, "%ld %s%s", n, unit, n == 1 ? "" : "s"),
+		   outsize);
+}
+
+/* What unlocks the user: the timed unlock when one is configured, and always
+ * an administrator. The same words as the CLI (LockoutWording.swift). */
+static long format_way_out(char *out, size_t outsize, const char *user,
+			   long retry_after)
+{
+	char wait[32];
+
+	if (retry_after <= 0)
+		return fit(snprintf(out, outsize,
+				    "Ask an administrator to run: "
+				    "patternlockd reset %s",
+				    user),
+			   outsize);
+	if (pl_format_duration(wait, sizeof(wait), retry_after) < 0)
+		return -1;
+	return fit(snprintf(out, outsize,
+			    "Try again in %s, or ask an administrator to run: "
+			    "patternlockd reset %s",
+			    wait, user),
 		   outsize);
 }
 
 long pl_format_locked(char *out, size_t outsize, const char *user,
 		      long retry_after)
 {
-	long minutes;
+	char way_out[256];
 
 	if (out == NULL || outsize == 0 || user == NULL)
 		return -1;
-	if (retry_after <= 0)
-		return fit(snprintf(out, outsize,
-				    "Pattern unlock is locked after %d failed attempts. "
-				    "Ask an administrator to run: patternlockd reset %s",
-				    PL_MAX_ATTEMPTS, user),
-			   outsize);
-	/* Round up: "in 0 minutes" would be a lie for the last 59 seconds. */
-	minutes = retry_after / 60 + (retry_after % 60 != 0);
+	if (format_way_out(way_out, sizeof(way_out), user, retry_after) < 0)
+		return -1;
 	return fit(snprintf(out, outsize,
-			    "Pattern unlock is locked after %d failed attempts. "
-			    "Try again in %ld %s, or ask an administrator to run: "
-			    "patternlockd reset %s",
-			    PL_MAX_ATTEMPTS, minutes,
-			    minutes == 1 ? "minute" : "minutes", user),
+			    "Pattern unlock for %s is locked after %d failed "
+			    "attempts. %s",
+			    user, PL_MAX_ATTEMPTS, way_out),
 		   outsize);
 }
 
 long pl_format_wrong(char *out, size_t outsize, const char *user,
-		     long remaining)
+		     long remaining, long retry_after)
 {
+	char way_out[256];
+
 	if (out == NULL || outsize == 0 || user == NULL || remaining < 0)
 		return -1;
-	if (remaining == 0)
+	if (remaining == 0) {
+		if (format_way_out(way_out, sizeof(way_out), user,
+				   retry_after) < 0)
+			return -1;
 		return fit(snprintf(out, outsize,
-				    "Wrong pattern. Pattern unlock is now locked after %d "
-				    "failed attempts. Ask an administrator to run: "
-				    "patternlockd reset %s",
-				    PL_MAX_ATTEMPTS, user),
+				    "Wrong pattern. Pattern unlock for %s is now "
+				    "locked after %d failed attempts. %s",
+				    user, PL_MAX_ATTEMPTS, way_out),
 			   outsize);
+	}
 	/* U+2014 EM DASH, UTF-8 encoded. */
 	return fit(snprintf(out, outsize, "Wrong pattern \xe2\x80\x94 %ld %s left.",
 			    remaining, remaining == 1 ? "attempt" : "attempts"),

@@ -185,22 +185,22 @@ done:
 static int ask_pattern(const struct session *s, char **entry)
 {
 	char grid[MESSAGE_SIZE];
-	char prompt[MESSAGE_SIZE + 16];
-	const char *ask = "Pattern: ";
+	char prompt[MESSAGE_SIZE + 32];
+	const char *ask = PL_PROMPT;
 	char *response = NULL;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 	int rc;
 
 	*entry = NULL;
 	if (!s->cfg.nogrid && !s->cfg.quiet &&
-	    pl_format_grid(grid, sizeof(grid), s->user) > 0) {
+	    pl_format_grid(grid, sizeof(grid), s->user, s->cfg.layout) > 0) {
 		if (!s->silent) {
 			tell(s, PAM_TEXT_INFO, grid);
 		} else {
 			/* PAM_SILENT forbids the informational message, and sudo
 			 * always sets it; the user still needs the grid to type a
 			 * pattern, so it becomes part of the prompt itself. */
-			snprintf(prompt, sizeof(prompt), "%s\nPattern: ", grid);
+			snprintf(prompt, sizeof(prompt), "%s\n%s", grid, PL_PROMPT);
 			ask = prompt;
 		}
 	}
@@ -257,7 +257,8 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 		pam_syslog(s->pamh, LOG_NOTICE,
 			   "wrong pattern for %s; %ld attempts left", s->user,
 			   r->remaining);
-		if (pl_format_wrong(text, sizeof(text), s->user, r->remaining) > 0)
+		if (pl_format_wrong(text, sizeof(text), s->user, r->remaining,
+				    r->retry_after) > 0)
 			tell(s, PAM_ERROR_MSG, text);
 		return PAM_AUTH_ERR;
 	case PL_VERB_LOCKED:
@@ -366,6 +367,8 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 		goto done;
 	}
 
+	/* The daemon knows only the phone layout's digits. */
+	pl_layout_to_phone(s.cfg.layout, entry);
 	len = pl_format_verify_request(request, sizeof(request), s.user, entry,
 				       item_string(pamh, PAM_SERVICE),
 				       item_string(pamh, PAM_TTY),

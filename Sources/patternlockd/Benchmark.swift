@@ -16,7 +16,7 @@ extension PatternLockd {
         @Option(help: ArgumentHelp("Measurements per backend (the best counts).", valueName: "n"))
         var rounds: Int = 3
 
-        @Flag(help: "Print `backend iterations_per_second budget_iterations` lines for scripts.")
+        @Flag(help: "Print `backend iterations_per_second budget_iterations compressions_per_second` lines for scripts.")
         var machine = false
 
         func validate() throws {

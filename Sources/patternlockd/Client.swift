@@ -4,14 +4,31 @@ import PatternLock
 import Glibc
 #endif
 
-/// Exit codes shared by the client commands (documented in patternlockd(8)).
+/// Exit statuses of the client commands, all documented in patternlockd(8) (EXIT
+/// STATUS) and in `--help`. Usage errors exit 64 (EX_USAGE, swift-argument-parser's
+/// `validationFailure`).
 enum Exit {
+    /// A wrong pattern (counted).
     static let wrong = ExitCode(1)
+    /// Pattern unlock is locked for the user (verify, enroll's change, remove, `status USER`).
     static let locked = ExitCode(2)
+    /// The user has no pattern (verify, `remove`: nothing to remove, `status USER`).
     static let notEnrolled = ExitCode(3)
+    /// Input refused, nothing counted or changed: not a pattern, a pattern the policy
+    /// refuses, two entries that differ, a user that does not exist, a count out of range.
     static let invalid = ExitCode(4)
+    /// Not allowed for the one who asked.
     static let denied = ExitCode(5)
+    /// The daemon cannot be reached: no socket, nothing listening, not root's, no
+    /// answer in time; or, in a fleet, its database cannot be reached (nothing was
+    /// checked or counted). Only this.
     static let unavailable = ExitCode(6)
+    /// The daemon was reached but could not do it: busy, its store failed, or an
+    /// answer this client does not understand.
+    static let daemonError = ExitCode(7)
+
+    /// For `--help`.
+    static let summary = "Exit status: 0 done, 1 wrong pattern, 2 locked, 3 no pattern, 4 input refused (nothing counted or changed), 5 permission denied, 6 daemon (or its fleet database) unreachable, 7 daemon error, 64 usage error."
 }
 
 /// A runtime failure of a client command: a sentence for stderr and an exit code.
@@ -28,9 +45,11 @@ struct DaemonConnection {
     let path: String
     var reader: LineReader
 
-    init(path: String) throws(ClientError) {
+    init(socket: SocketOptions) throws(ClientError) {
+        let path = socket.path
         func unavailable(_ why: String) -> ClientError {
-            ClientError(description: "Cannot reach patternlockd at \(path): \(why). Is it running? Try: systemctl status patternlockd.socket", code: Exit.unavailable)
+            ClientError(description: "Cannot reach patternlockd at \(path) (\(socket.origin)): \(why). \(socket.hint)",
+                        code: Exit.unavailable)
         }
         let me = geteuid()
         switch Sys.lstat(path) {
@@ -56,7 +75,7 @@ struct DaemonConnection {
         var bytes = Array((request.line.encoded() + "\n").utf8)
         defer { pl_wipe_bytes(&bytes) }
         guard bytes.count <= Line.maxRequestBytes else {
-            throw ClientError(description: "The request is too long.", code: Exit.invalid)
+            throw ClientError(description: "The request is too long; nothing was sent.", code: Exit.invalid)
         }
         if case .failure(let e) = Socket.sendAll(fd, bytes) {
             throw ClientError(description: "Cannot send to patternlockd: \(e).", code: Exit.unavailable)
@@ -67,7 +86,7 @@ struct DaemonConnection {
             switch reader.next(maxBytes: Line.maxReplyBytes, deadline: deadline) {
             case .line(let l):
                 guard let text = l.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }), let reply = Reply(line: text) else {
-                    throw ClientError(description: "patternlockd sent a reply this client does not understand.", code: Exit.unavailable)
+                    throw ClientError(description: "patternlockd sent a reply this client does not understand; is this command older than the daemon? Use the patternlockd that came with the running daemon.", code: Exit.daemonError)
                 }
                 replies.append(reply)
             case .timedOut:
@@ -82,23 +101,29 @@ struct DaemonConnection {
     func close() { Glibc.close(fd) }
 
     /// One request on a fresh connection.
-    static func request(_ request: Request, socket: String) throws(ClientError) -> Reply {
-        var c = try DaemonConnection(path: socket)
+    static func request(_ request: Request, socket: SocketOptions) throws(ClientError) -> Reply {
+        var c = try DaemonConnection(socket: socket)
         defer { c.close() }
         return try c.send(request)[0]
     }
 }
 
 /// Turns a reply that is not the hoped-for one into a sentence and an exit code.
-func failure(for reply: Reply, user: String) -> ClientError {
+/// `current`: the pattern checked was the user's current one (a change or a
+/// remove), so a wrong one changed nothing and says so.
+func failure(for reply: Reply, user: String, current: Bool = false) -> ClientError {
     switch reply {
-    case .fail(let remaining) where remaining == 0:
-        return ClientError(description: "Wrong pattern. Pattern unlock for \(user) is now locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. Ask an administrator to run: patternlockd reset \(user)", code: Exit.wrong)
-    case .fail(let remaining):
-        return ClientError(description: "Wrong pattern — \(remaining) attempt\(remaining == 1 ? "" : "s") left.", code: Exit.wrong)
+    case .fail(let remaining, let retryAfter) where current:
+        if remaining > 0 {
+            return ClientError(description: "Wrong current pattern \u{2014} \(remaining) attempt\(remaining == 1 ? "" : "s") left. Nothing was changed.",
+                               code: Exit.wrong)
+        }
+        return ClientError(description: "Wrong current pattern. Nothing was changed, and pattern unlock for \(user) is now locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. "
+                           + LockoutWording.wayOut(user: user, retryAfter: retryAfter), code: Exit.wrong)
+    case .fail(let remaining, let retryAfter):
+        return ClientError(description: LockoutWording.wrong(user: user, remaining: remaining, retryAfter: retryAfter), code: Exit.wrong)
     case .locked(let retry):
-        let when = retry > 0 ? "Try again in \(minutesText(retry)), or ask" : "Ask"
-        return ClientError(description: "Pattern unlock for \(user) is locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. \(when) an administrator to run: patternlockd reset \(user)", code: Exit.locked)
+        return ClientError(description: LockoutWording.locked(user: user, retryAfter: retry), code: Exit.locked)
     case .notEnrolled:
         return ClientError(description: "\(user) has no pattern. Enroll one with: patternlockd enroll \(user)", code: Exit.notEnrolled)
     case .invalid(let reason):
@@ -110,27 +135,29 @@ func failure(for reply: Reply, user: String) -> ClientError {
     case .denied:
         return ClientError(description: "Permission denied: only root may do this for another user.", code: Exit.denied)
     case .busy:
-        return ClientError(description: "patternlockd is busy; try again in a moment.", code: Exit.unavailable)
+        return ClientError(description: "patternlockd is busy with other requests; nothing was done. Try again in a moment.", code: Exit.daemonError)
     case .error(let m):
-        let text: String
         switch m {
-        case "no_such_user": text = "There is no user \(user) on this system."
-        case "iterations_too_low": text = "The iteration count must be at least \(Credential.minimumIterations)."
-        case "override_root_only": text = "Only root can override the enroll policy; choose a pattern the policy accepts."
-        case "iterations_root_only": text = "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count."
-        case "store_failed": text = "patternlockd could not read or write its state; see its log (journalctl -u patternlockd)."
-        case "store_unavailable": text = "patternlockd cannot reach its database now; nothing was checked or counted. Try again when the database is back, and see the log (journalctl -u patternlockd)."
-        case "record_unreadable": text = "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)"
-        default: text = "patternlockd reported an error: \(m)."
+        case "no_such_user":
+            return ClientError(description: "There is no user \(user) on this system; nothing was changed.", code: Exit.invalid)
+        case "iterations_too_low", "iterations_too_high":
+            return ClientError(description: PatternLockd.Enroll.iterationsRange, code: Exit.invalid)
+        case "override_root_only":
+            return ClientError(description: "Only root can override the enroll policy; choose a pattern the policy accepts.", code: Exit.denied)
+        case "iterations_root_only":
+            return ClientError(description: "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.", code: Exit.denied)
+        case "store_failed":
+            return ClientError(description: "patternlockd could not read or write its state; nothing was changed. See its log (journalctl -u patternlockd).", code: Exit.daemonError)
+        case "store_unavailable":
+            return ClientError(description: "patternlockd cannot reach its database now; nothing was checked or counted. Try again when the database is back, and see the log (journalctl -u patternlockd).", code: Exit.unavailable)
+        case "record_unreadable":
+            return ClientError(description: "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)", code: Exit.daemonError)
+        default:
+            return ClientError(description: "patternlockd could not do this (\(m)); see its log (journalctl -u patternlockd).", code: Exit.daemonError)
         }
-        return ClientError(description: text, code: Exit.unavailable)
     default:
-        return ClientError(description: "patternlockd sent an unexpected reply: \(reply.line)", code: Exit.unavailable)
+        return ClientError(description: "patternlockd sent an unexpected reply: \(reply.line)", code: Exit.daemonError)
     }
-}
-
-func minutesText(_ seconds: Int64) -> String {
-    seconds < 120 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
 }
 
 /// Prints a client error and exits with its code.

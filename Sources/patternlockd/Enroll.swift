@@ -14,21 +14,32 @@ extension PatternLockd {
                 counts as a failed attempt.
 
                 On a terminal the grid is shown and the pattern is read twice with echo off. \
-                Otherwise stdin is read line by line: (current pattern,) new pattern, the new \
-                pattern again.
+                Otherwise stdin is read line by line: the new pattern and the new pattern \
+                again; for a user who already has a pattern and is not root, three lines: \
+                the current pattern, the new one, the new one again.
+
+                Before anything is asked, the daemon is asked whether the user is locked (a \
+                change is then refused at once) and whether a pattern exists.
 
                 Example: draw an L from the top-left corner down and right:
                   1 . .
                   4 . .      type 14789, or just 179 — a dot passed over is joined
                   7 8 9      automatically.
+
+                With --layout numpad, type on a keyboard's numeric keypad, where 7 8 9 is the \
+                top row: the same L is 74123 there, and it is the same pattern.
+
+                \(Exit.summary)
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
 
+        @OptionGroup var layoutOptions: LayoutOptions
+
         @Argument(help: "The user to enroll (default: you).")
         var user: String?
 
-        @Option(help: ArgumentHelp("PBKDF2 iterations for this pattern (at least 600000; default: the daemon's calibrated count).", valueName: "n"))
+        @Option(help: ArgumentHelp("Root only: PBKDF2 iterations for this pattern, \(Credential.minimumIterations) to \(Credential.maximumIterations) (default: the daemon's calibrated count).", valueName: "n"))
         var iterations: Int?
 
         @Flag(name: .customLong("override-policy"), help: "Root only: enroll a pattern the enroll policy refuses (logged).")
@@ -38,11 +49,16 @@ extension PatternLockd {
             if overridePolicy && geteuid() != 0 {
                 throw ValidationError("Only root can override the enroll policy; choose a pattern the policy accepts.")
             }
-            if let iterations, iterations < Credential.minimumIterations {
-                throw ValidationError("--iterations must be at least \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256).")
+            if iterations != nil && geteuid() != 0 {
+                throw ValidationError("Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.")
+            }
+            if let iterations, !(Credential.minimumIterations...Credential.maximumIterations).contains(iterations) {
+                throw ValidationError(Self.iterationsRange)
             }
             _ = try targetUser(user)
         }
+
+        static let iterationsRange = "--iterations must be between \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256) and \(Credential.maximumIterations); leave it out to get the daemon's calibrated count."
 
         func run() throws {
             let sudoDefault = user == nil ? try sudoUser() : nil
@@ -51,33 +67,51 @@ extension PatternLockd {
                 printError("You ran sudo, so this is the pattern of \(sudoDefault) (not root). To enroll root, run: sudo patternlockd enroll root")
             }
             do {
+                if geteuid() == 0 && !Accounts.exists(user) {
+                    throw ClientError(description: "There is no user \(user) on this system; nothing was changed.", code: Exit.invalid)
+                }
                 // The daemon drops a connection idle for 5 seconds, and typing takes
                 // longer: ask what is needed, read the patterns, then connect again.
-                var needsCurrent = false
-                if geteuid() != 0 {
-                    switch try DaemonConnection.request(.status(user: user), socket: socketOptions.path) {
-                    case .status(let s): needsCurrent = s.enrolled
-                    case .denied: throw ClientError(description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).", code: Exit.denied)
-                    case let other: throw failure(for: other, user: user)
+                // Asked of root too, so nobody types a pattern for a daemon that is down.
+                let changing: Bool
+                switch try DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                case .status(let s):
+                    changing = s.enrolled
+                    // A user's change is checked against the current pattern, which a
+                    // lock refuses: say so before asking for three patterns.
+                    if s.locked && geteuid() != 0 {
+                        throw ClientError(description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was changed.",
+                                          code: Exit.locked)
                     }
+                case .denied: throw ClientError(description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).", code: Exit.denied)
+                case let other: throw failure(for: other, user: user)
                 }
-                PatternInput.showGrid(title: "Enroll a pattern for \(user): type the dots in order (at least 4).")
+                let needsCurrent = changing && geteuid() != 0
+                PatternInput.showGrid(
+                    title: changing
+                        ? "Change the pattern of \(user): type the dots in order (at least 4)."
+                        : "Enroll a pattern for \(user): type the dots in order (at least 4).",
+                    layout: layoutOptions.layout)
+                // Piped input gives no prompts to read: a missing line is explained.
+                let threeLines = needsCurrent && !PatternInput.isTerminal
+                    ? "\(user) already has a pattern, so enroll reads three lines from stdin: the current pattern, the new pattern, and the new pattern again. "
+                    : ""
                 var current: String?
                 if needsCurrent {
                     guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
-                        throw ClientError(description: "No current pattern was entered; nothing was changed.", code: Exit.invalid)
+                        throw ClientError(description: threeLines + "No current pattern was entered; nothing was changed.", code: Exit.invalid)
                     }
-                    current = c
+                    current = layoutOptions.layout.phoneDigits(c)
                 }
                 // On a terminal a refused pattern may be replaced at once (nothing was counted).
                 let tries = PatternInput.isTerminal ? 3 : 1
                 var enrolled: Pattern?
                 for attempt in 1...tries where enrolled == nil {
-                    let pattern = try readNewPattern()
+                    let pattern = try readNewPattern(missingLine: threeLines)
                     let reply = try DaemonConnection.request(
                         .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
                                 iterations: iterations, override: overridePolicy),
-                        socket: socketOptions.path)
+                        socket: socketOptions)
                     switch reply {
                     case .okIterations(let n):
                         print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
@@ -92,7 +126,7 @@ extension PatternLockd {
                         throw ClientError(description: why + "\nNothing was changed, and this entry was not counted as an attempt.",
                                           code: Exit.invalid)
                     default:
-                        throw failure(for: reply, user: user)
+                        throw failure(for: reply, user: user, current: current != nil)
                     }
                 }
                 guard let pattern = enrolled else {
@@ -108,21 +142,22 @@ extension PatternLockd {
         }
 
         /// Reads the new pattern twice; on a terminal, retries a mistyped one.
-        private func readNewPattern() throws(ClientError) -> Pattern {
+        /// `missingLine` starts the sentence for input that ends too soon.
+        private func readNewPattern(missingLine: String) throws(ClientError) -> Pattern {
             let tries = PatternInput.isTerminal ? 3 : 1
             for attempt in 1...tries {
                 guard let typed = PatternInput.read(prompt: "New pattern: ") else {
-                    throw ClientError(description: "No pattern was entered; nothing was changed.", code: Exit.invalid)
+                    throw ClientError(description: missingLine + "No new pattern was entered; nothing was changed.", code: Exit.invalid)
                 }
                 let pattern: Pattern
-                do { pattern = try Pattern(typed: typed) } catch {
+                do { pattern = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
                     if attempt < tries { printError(error.description + " Try again."); continue }
                     throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
                 }
                 guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
-                    throw ClientError(description: "The pattern was not confirmed; nothing was changed.", code: Exit.invalid)
+                    throw ClientError(description: missingLine + "The new pattern was not confirmed; nothing was changed.", code: Exit.invalid)
                 }
-                if let confirmed = try? Pattern(typed: again), confirmed == pattern { return pattern }
+                if let confirmed = try? Pattern(typed: again, layout: layoutOptions.layout), confirmed == pattern { return pattern }
                 if attempt < tries { printError("The two patterns differ. Try again."); continue }
                 throw ClientError(description: "The two patterns differ; nothing was changed.", code: Exit.invalid)
             }

@@ -1,5 +1,8 @@
 import ArgumentParser
 import PatternLock
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct PatternLockd: ParsableCommand {
@@ -21,6 +24,7 @@ struct PatternLockd: ParsableCommand {
             `patternlockd serve` is the daemon (normally started by systemd). Every other \
             command talks to it over its socket.
             """,
+        version: "patternlockd \(PatternLockVersion.current)",
         subcommands: [Serve.self, Enroll.self, Verify.self, Status.self, Reset.self, Remove.self, Policy.self, Benchmark.self, Db.self]
     )
 }
@@ -36,7 +40,38 @@ struct SocketOptions: ParsableArguments {
 
     var path: String {
         if let socket { return socket }
-        if let env = getenvString("PATTERNLOCK_SOCKET"), !env.isEmpty { return env }
+        if let env = environmentSocket { return env }
         return SocketOptions.defaultPath
+    }
+
+    private var environmentSocket: String? {
+        guard let env = getenvString("PATTERNLOCK_SOCKET"), !env.isEmpty else { return nil }
+        return env
+    }
+
+    /// Where `path` came from, for a message that says which setting to fix.
+    var origin: String {
+        if socket != nil { return "from --socket" }
+        if environmentSocket != nil { return "from $PATTERNLOCK_SOCKET" }
+        return "the default socket"
+    }
+
+    /// What to try when the daemon cannot be reached: systemd's socket unit where
+    /// systemd runs and this is its socket, else starting the daemon by hand.
+    var hint: String {
+        guard path == SocketOptions.defaultPath else {
+            let fix = socket != nil ? "check the path given to --socket" : "check $PATTERNLOCK_SOCKET, or unset it to use \(SocketOptions.defaultPath)"
+            return "Is a patternlockd serve --socket \(path) running? If not, \(fix)."
+        }
+        if SocketOptions.systemdRuns {
+            return "Is it running? Try: systemctl status patternlockd.socket"
+        }
+        return "Is it running? Start it as root with: patternlockd serve"
+    }
+
+    /// sd_booted(3): systemd is the init system when /run/systemd/system exists.
+    static var systemdRuns: Bool {
+        guard case .success(let st) = Sys.lstat("/run/systemd/system") else { return false }
+        return st.st_mode & S_IFMT == S_IFDIR
     }
 }

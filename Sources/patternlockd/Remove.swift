@@ -8,7 +8,13 @@ extension PatternLockd {
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a user's pattern (root, or the user itself with its current pattern).",
-            discussion: "Afterwards the PAM module skips that user and the password prompt follows.")
+            discussion: """
+                Afterwards the PAM module skips that user and the password prompt follows.
+
+                A user without a pattern exits 3 with nothing changed, before anything is \
+                asked, so configuration management can treat 3 as "already absent". \
+                \(Exit.summary)
+                """)
 
         @OptionGroup var socketOptions: SocketOptions
 
@@ -19,18 +25,34 @@ extension PatternLockd {
 
         func run() throws {
             let user = try targetUser(user)
-            var current: String?
-            if geteuid() != 0 {
-                PatternInput.showGrid(title: "Confirm with your current pattern for \(user).")
-                guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
-                    throw fail(ClientError(description: "No pattern was entered; nothing was removed.", code: Exit.invalid))
-                }
-                current = c
-            }
             do {
-                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.path)
-                guard reply == .ok else { throw failure(for: reply, user: user) }
-                print("The pattern of \(user) is removed.")
+                // Known before any pattern is asked: a daemon that is down, a user with
+                // nothing to remove, a lock that refuses the current pattern.
+                switch try DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                // Root also removes a stale or unreadable record, which is not enrolled.
+                case .status(let s) where !s.enrolled && (geteuid() != 0 || (!s.corrupt && s.owner == .same)):
+                    throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
+                case .status(let s) where s.locked && geteuid() != 0:
+                    throw ClientError(description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was removed.",
+                                      code: Exit.locked)
+                case .status: break
+                case .denied: throw ClientError(description: "You can remove only your own pattern; root can remove others (sudo patternlockd remove \(user)).", code: Exit.denied)
+                case let other: throw failure(for: other, user: user)
+                }
+                var current: String?
+                if geteuid() != 0 {
+                    PatternInput.showGrid(title: "Confirm with your current pattern for \(user).")
+                    guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
+                        throw ClientError(description: "No pattern was entered; nothing was removed.", code: Exit.invalid)
+                    }
+                    current = c
+                }
+                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions)
+                switch reply {
+                case .ok: print("The pattern of \(user) is removed.")
+                case .notEnrolled: throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
+                default: throw failure(for: reply, user: user, current: current != nil)
+                }
             } catch let error as ClientError {
                 throw fail(error)
             }

@@ -82,15 +82,15 @@ struct RequestHandler: Sendable {
             guard isRoot else { replies = [.denied]; break }
             switch service.reset(user: user) {
             case nil: replies = [.notEnrolled]
-            case .success(let n)?: replies = [.okCount(n)]
+            case .success(let n)?: replies = [.okReset(count: n.cleared, locked: n.locked)]
             case .failure(let e)?: replies = [Self.storeError(e)]
             }
 
         case .resetAll:
-            logFields = [Log.field("user", "*")]
+            logFields = ["all=1"]
             guard isRoot else { replies = [.denied]; break }
             switch service.resetAll() {
-            case .success(let n): replies = [.okCount(n)]
+            case .success(let n): replies = [.okReset(count: n.cleared, locked: n.locked)]
             case .failure(let e): replies = [Self.storeError(e)]
             }
 
@@ -121,7 +121,18 @@ struct RequestHandler: Sendable {
         if case .list = request { return }
         // STATUS replies are long and hold nothing new; log their verb only.
         let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.logLine } } ?? ""
-        Log.info(([request.verb.lowercased()] + fields + [Log.field("uid", String(peerUID)),
-                  "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " "))
+        let line = ([request.verb.lowercased()] + fields + [Log.field("uid", String(peerUID)),
+                    "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " ")
+        Log.write(Self.priority(of: replies.first), line)
+    }
+
+    /// Warning for what an administrator looks for with `journalctl -p warning`: a
+    /// failure that locks, an attempt on a locked user, a request refused to its
+    /// sender. Everything else is information.
+    static func priority(of reply: Reply?) -> Log.Level {
+        switch reply {
+        case .fail(0, _)?, .locked?, .denied?: return .warning
+        default: return .info
+        }
     }
 }

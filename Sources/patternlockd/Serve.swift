@@ -10,12 +10,16 @@ extension PatternLockd {
             abstract: "Run the daemon in the foreground (systemd starts it from patternlockd.socket).",
             discussion: """
                 Keeps each user's pattern as a peppered PBKDF2-HMAC-SHA256 hash in the state \
-                directory and answers the line protocol of docs/PROTOCOL.md on a Unix socket. \
+                directory and answers the line protocol described in PROTOCOL.md (installed \
+                with the documentation, /usr/local/share/doc/patternlock/ by default) on a \
+                Unix socket. \
                 Logs go to stderr (the journal under systemd); patterns never do.
 
                 The pepper is read from $CREDENTIALS_DIRECTORY/patternlock.key when systemd \
                 passes one, else from --key-file, which is created (32 random bytes, mode \
-                0600) when missing. Back it up: without it no pattern can be verified.
+                0600) when missing, with a log line. Back it up: without it no pattern can be \
+                verified. A start that fails (the socket taken, a bad key) removes the key and \
+                the state directory it created.
 
                 At start the daemon measures this CPU and picks the iteration count that \
                 makes one verify take about --budget milliseconds (never below 600000).
@@ -57,21 +61,58 @@ extension PatternLockd {
         func run() throws {
             umask(0o077)
             signal(SIGPIPE, SIG_IGN)
+            // What this start created, undone (newest first) when it fails: a daemon
+            // that cannot start must not leave a fresh key or state directory behind.
+            var undo: [() -> Void] = []
+            func die(_ message: String) throws -> Never {
+                for step in undo.reversed() { step() }
+                Log.error(message)
+                throw ExitCode(1)
+            }
+            // Checked before anything is created.
+            do { try Listener.checkFree(path: socket) } catch { try die(error.description) }
+            let policy: EnrollPolicy
+            switch policyOptions.makePolicy() {
+            case .failure(let e): try die(e.description)
+            case .success(let p): policy = p
+            }
+
             let databaseURL = try storeOptions.parsedURL()
+            let stateExisted = Self.exists(stateDir)
             var fileStore: FileStore?
             if databaseURL == nil {
                 do { fileStore = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) }
-                catch { return try die(error.description) }
+                catch { try die(error.description) }
+            }
+            if !stateExisted && fileStore != nil {
+                let dir = stateDir
+                undo.append {
+                    _ = Sys.unlink("\(dir)/.lock")
+                    _ = Glibc.rmdir(dir)
+                }
             }
             var env: [String: String] = [:]
             if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
             let key = KeyFile.resolvePath(configured: keyFile, environment: env)
+            let keyExisted = Self.exists(key.path)
+            let keyDirectoryExisted = Self.exists(Sys.splitPath(key.path).0)
             let pepper: Pepper
             do {
                 pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential,
                                           stateDirectory: fileStore == nil ? nil : stateDir,
                                           existingRecords: fileStore?.users().count ?? 0)
-            } catch { return try die(error.description) }
+            } catch {
+                if !keyExisted && Self.exists(key.path) { _ = Sys.unlink(key.path) }
+                try die(error.description)
+            }
+            if !keyExisted {
+                let path = key.path
+                undo.append {
+                    _ = Sys.unlink(path)
+                    if !keyDirectoryExisted { _ = Glibc.rmdir(Sys.splitPath(path).0) }
+                }
+                Log.warning("created a new key \(key.path) (32 random bytes, mode 0600). Back it up: without it no enrolled pattern can be verified.")
+            }
 
             let backend = SHA256Backend.default
             var target: Int
@@ -97,26 +138,21 @@ extension PatternLockd {
                     }
                     target = fleet.iterations
                     store = fleet
-                } catch { return try die(error.description) }
+                } catch { try die(error.description) }
                 #else
-                return try die(Fleet.notBuilt)
+                try die(Fleet.notBuilt)
                 #endif
             }
             let service = PatternService(store: store, pepper: pepper, targetIterations: target,
                                          backend: backend, accountUID: { Accounts.uid(of: $0) })
 
             // The ranking is built once here, so neither enroll nor verify waits for it.
-            let policy: EnrollPolicy
-            switch policyOptions.makePolicy() {
-            case .failure(let e): return try die(e.description)
-            case .success(let p): policy = p
-            }
             let modelStart = Calibration.now()
             _ = policy.ranking.keys.count
             Log.info("enroll policy: \(PolicyOptions.summary(policy)) (guessing model ready in \(Int((Calibration.now() - modelStart) * 1000)) ms)")
 
             let listener: (fd: Int32, created: Bool)
-            do { listener = try Listener.open(path: socket) } catch { return try die(error.description) }
+            do { listener = try Listener.open(path: socket) } catch { try die(error.description) }
             let server = Server(handler: RequestHandler(service: service, policy: policy), listenFD: listener.fd)
 
             // SIGTERM/SIGINT are taken by one thread with sigwait, which stops the accept loop.
@@ -140,9 +176,9 @@ extension PatternLockd {
             Log.info("stopped")
         }
 
-        private func die(_ message: String) throws {
-            Log.error(message)
-            throw ExitCode(1)
+        private static func exists(_ path: String) -> Bool {
+            if case .success = Sys.lstat(path) { return true }
+            return false
         }
     }
 }

@@ -145,11 +145,33 @@ final class Server: Sendable {
 enum Listener {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
+    /// The sockets systemd passed (sd_listen_fds), asked once: the call clears
+    /// `LISTEN_FDS` so that children do not inherit it, and a second call sees none.
+    static let passedSockets = pl_listen_fds()
+
+    /// Refuses a path that is not a socket or that another daemon listens on; a
+    /// stale socket is left for `open` to replace. Changes nothing: `serve` asks this
+    /// before it creates a state directory or a key, so a start that fails here
+    /// leaves nothing behind. Nothing to check when systemd passes the socket.
+    static func checkFree(path: String) throws(Failure) {
+        guard passedSockets < 1, case .success(let st) = Sys.lstat(path) else { return }
+        guard st.st_mode & S_IFMT == S_IFSOCK else {
+            throw Failure(description: "\(path) exists and is not a socket. Remove it or choose another path with --socket.")
+        }
+        if case .success(let probe) = Socket.unixStream() {
+            defer { close(probe) }
+            if case .success = Socket.connect(probe, path: path) {
+                throw Failure(description: "Another patternlockd is already listening on \(path). Stop it first (systemctl stop patternlockd.socket patternlockd.service), or give this one its own --socket.")
+            }
+        }
+    }
+
     /// Returns the fd and whether this process created the socket file.
     static func open(path: String) throws(Failure) -> (fd: Int32, created: Bool) {
-        if pl_listen_fds() >= 1 {
+        if passedSockets >= 1 {
             return (3, false)
         }
+        try checkFree(path: path)
         let (dir, _) = Sys.splitPath(path)
         if case .failure(let e) = Sys.lstat(dir), e == .noEntry {
             if case .failure(let e) = Sys.mkdir(dir, 0o755) {
@@ -157,18 +179,7 @@ enum Listener {
             }
             _ = chmod(dir, 0o755)
         }
-        if case .success(let st) = Sys.lstat(path) {
-            guard st.st_mode & S_IFMT == S_IFSOCK else {
-                throw Failure(description: "\(path) exists and is not a socket. Remove it or choose another path with --socket.")
-            }
-            if case .success(let probe) = Socket.unixStream() {
-                defer { close(probe) }
-                if case .success = Socket.connect(probe, path: path) {
-                    throw Failure(description: "Another patternlockd is already listening on \(path).")
-                }
-            }
-            _ = Sys.unlink(path)
-        }
+        if case .success = Sys.lstat(path) { _ = Sys.unlink(path) }
         // The path appears only once the socket accepts: a client that sees it (a
         // PAM module during a restart, a script waiting for it) never gets
         // "connection refused". Bound under a temporary name in the same directory,

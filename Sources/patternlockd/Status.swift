@@ -9,8 +9,14 @@ extension PatternLockd {
         static let configuration = CommandConfiguration(
             abstract: "Show who is enrolled, failure counts, lockouts and where the failures came from.",
             discussion: """
-                Like faillock: one block per user with its recent failures (when, PAM service, \
-                tty, remote host, requesting uid). Root sees every user; others only themselves.
+                Like faillock: one block per user with its recent failures (when, in this \
+                machine's local time with its zone; PAM service; tty; remote host; the user \
+                who asked, PAM_RUSER, as "From"; and the uid of the program that asked, 0 for \
+                sudo and su). Root sees every user; others only themselves.
+
+                Exit status, for monitoring: 0 when no user shown is locked, 2 when one is, \
+                3 for `status USER` when USER has no pattern; 5 permission denied, \
+                6 daemon unreachable, 7 daemon error, 64 usage error.
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
@@ -20,7 +26,7 @@ extension PatternLockd {
 
         func run() throws {
             do {
-                var connection = try DaemonConnection(path: socketOptions.path)
+                var connection = try DaemonConnection(socket: socketOptions)
                 defer { connection.close() }
                 var users: [String]
                 if let user {
@@ -33,6 +39,8 @@ extension PatternLockd {
                 }
                 // One user's unreadable status must not hide everyone after it.
                 var firstError: ClientError?
+                var anyLocked = false
+                var notEnrolled = false
                 for (i, u) in users.enumerated() {
                     let reply = try connection.send(.status(user: u))[0]
                     if i > 0 { print("") }
@@ -42,15 +50,21 @@ extension PatternLockd {
                         if firstError == nil { firstError = error }
                         continue
                     }
-                    print(Self.render(s))
+                    print(Self.render(s, asRoot: geteuid() == 0))
+                    anyLocked = anyLocked || s.locked
+                    notEnrolled = !s.enrolled
                 }
                 if let firstError { throw firstError }
+                // For monitoring: a lock is worth an exit status, like faillock's users.
+                if anyLocked { throw Exit.locked }
+                if user != nil && notEnrolled { throw Exit.notEnrolled }
             } catch let error as ClientError {
                 throw fail(error)
             }
         }
 
-        static func render(_ s: UserStatus) -> String {
+        /// `asRoot`: whoever reads it may run `reset`; a user is told to ask.
+        static func render(_ s: UserStatus, asRoot: Bool = true) -> String {
             var lines: [String] = []
             let state: String
             if s.owner == .gone {
@@ -62,8 +76,10 @@ extension PatternLockd {
             } else if !s.enrolled {
                 state = "not enrolled"
             } else if s.locked {
-                let until = s.retryAfter > 0 ? ", unlocks in \(minutesText(s.retryAfter))" : "; unlock with: patternlockd reset \(s.user)"
-                state = "LOCKED since \(timestamp(s.lockedSince))\(until)"
+                let until = s.retryAfter > 0 ? ", unlocks by itself in \(LockoutWording.duration(s.retryAfter))" : ""
+                let how = asRoot ? "unlock with: patternlockd reset \(s.user)"
+                                 : "ask an administrator to run: patternlockd reset \(s.user)"
+                state = "LOCKED since \(timestamp(s.lockedSince))\(until); \(how)"
             } else {
                 state = "enrolled, \(s.failures) failure\(s.failures == 1 ? "" : "s"), \(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left"
             }
@@ -72,12 +88,13 @@ extension PatternLockd {
             if !s.recent.isEmpty {
                 // In a fleet each failure also says which host counted it.
                 let fleet = s.recent.contains { !$0.host.isEmpty }
-                lines.append("  " + pad("When", 21) + (fleet ? pad("Host", 18) : "") + pad("Service", 22) + pad("TTY", 14)
-                             + pad("Remote host", 18) + "UID")
+                lines.append("  " + pad("When", 25) + (fleet ? pad("Host", 18) : "") + pad("Service", 22) + pad("TTY", 14)
+                             + pad("Remote host", 18) + pad("From", 12) + "UID")
                 for f in s.recent {
-                    lines.append("  " + pad(timestamp(f.when), 21) + (fleet ? pad(f.host.isEmpty ? "-" : f.host, 18) : "")
+                    lines.append("  " + pad(timestamp(f.when), 25) + (fleet ? pad(f.host.isEmpty ? "-" : f.host, 18) : "")
                                  + pad(f.service.isEmpty ? "-" : f.service, 22)
-                                 + pad(f.tty.isEmpty ? "-" : f.tty, 14) + pad(f.rhost.isEmpty ? "-" : f.rhost, 18) + String(f.uid))
+                                 + pad(f.tty.isEmpty ? "-" : f.tty, 14) + pad(f.rhost.isEmpty ? "-" : f.rhost, 18)
+                                 + pad(f.ruser.isEmpty ? "-" : f.ruser, 12) + String(f.uid))
                 }
             }
             return lines.joined(separator: "\n")
@@ -104,13 +121,15 @@ extension PatternLockd {
             return out
         }
 
+        /// Local time with its zone ("2025-01-31 14:02:07 CET"): the daemon's log is
+        /// UTC, and a time without a zone cannot be matched with it.
         static func timestamp(_ t: Int64) -> String {
             var time = time_t(t)
             var tmv = tm()
             // A time no calendar can show (a damaged record) is shown as the number.
             guard localtime_r(&time, &tmv) != nil else { return "@\(t)" }
             var buf = [CChar](repeating: 0, count: 64)
-            guard strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S", &tmv) > 0 else { return "@\(t)" }
+            guard strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S %Z", &tmv) > 0 else { return "@\(t)" }
             return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }

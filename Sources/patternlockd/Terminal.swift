@@ -34,10 +34,10 @@ enum PatternInput {
         return line
     }
 
-    /// Shows the grid the user types on (terminal only).
-    static func showGrid(title: String) {
+    /// Shows the grid the user types on, as its keys are laid out (terminal only).
+    static func showGrid(title: String, layout: KeypadLayout = .phone) {
         guard isTerminal else { return }
         print(title)
-        print(Pattern.grid)
+        print(layout.grid)
     }
 }

@@ -10,17 +10,40 @@ struct ConfigTests {
         #expect(socketPath(config) == "/run/patternlock/socket")
         #expect(config.timeout == 3)
         #expect(!config.debug && !config.nogrid && !config.quiet && !config.allow_remote)
+        #expect(config.layout == PL_LAYOUT_PHONE)
     }
 
     @Test("every option is applied")
     func everyOption() {
         let (config, ignored) = parsedConfig([
-            "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet", "allow_remote",
+            "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet", "allow_remote", "layout=numpad",
         ])
         #expect(ignored == 0)
         #expect(socketPath(config) == "/tmp/pl/socket")
         #expect(config.timeout == 7)
         #expect(config.debug && config.nogrid && config.quiet && config.allow_remote)
+        #expect(config.layout == PL_LAYOUT_NUMPAD)
+    }
+
+    @Test("layout=phone and layout=numpad choose the keys; the last one wins")
+    func layout() {
+        #expect(parsedConfig(["layout=numpad"]).config.layout == PL_LAYOUT_NUMPAD)
+        #expect(parsedConfig(["layout=phone"]).config.layout == PL_LAYOUT_PHONE)
+        #expect(parsedConfig(["layout=numpad", "layout=phone"]).config.layout == PL_LAYOUT_PHONE)
+        #expect(parsedConfig(["layout=phone", "layout=numpad"]).config.layout == PL_LAYOUT_NUMPAD)
+    }
+
+    @Test(
+        "an unknown layout keeps the phone layout",
+        arguments: ["layout=", "layout=Numpad", "layout=numpad2", "layout=qwerty", "layout= numpad", "layout=phone "])
+    func badLayout(word: String) {
+        var config = pl_config()
+        pl_config_init(&config)
+        #expect(pl_config_apply(&config, word) == PL_OPTION_BAD_VALUE)
+        #expect(config.layout == PL_LAYOUT_PHONE)
+        let (parsed, ignored) = parsedConfig(["layout=numpad", word])
+        #expect(ignored == 1)
+        #expect(parsed.layout == PL_LAYOUT_NUMPAD)
     }
 
     @Test("the last of a repeated option wins")
@@ -31,7 +54,7 @@ struct ConfigTests {
 
     @Test(
         "unknown options are ignored and counted",
-        arguments: ["nodelay", "Debug", "debugx", "grid", "sock=/x", "", "timeout", "socket"])
+        arguments: ["nodelay", "Debug", "debugx", "grid", "sock=/x", "", "timeout", "socket", "layout", "numpad"])
     func unknownOption(word: String) {
         var config = pl_config()
         pl_config_init(&config)

@@ -106,7 +106,10 @@ struct ServiceTests {
         defer { removeDirectory(base) }
         let s = try service(unlockAfter: 60)
         enroll(s)
-        for _ in 0..<5 { _ = verify(s, "1235") }
+        for remaining in [4, 3, 2, 1] { #expect(verify(s, "1235") == .fail(remaining: remaining)) }
+        // The failure that locks says when the lock lifts, so the user is told at once.
+        #expect(verify(s, "1235") == .fail(remaining: 0, retryAfter: 60))
+        #expect(PatternService.Outcome.fail(remaining: 0, retryAfter: 60).reply.line == "FAIL remaining=0 retry_after=60")
         #expect(verify(s, "1397") == .locked(retryAfter: 60))
         clock.advance(59)
         #expect(verify(s, "1397") == .locked(retryAfter: 1))
@@ -226,5 +229,48 @@ struct ServiceTests {
         #expect(line.utf8.count < Line.maxReplyBytes)
         guard case .status(let back)? = Reply(line: line) else { Issue.record("unparsable: \(line)"); return }
         #expect(!back.recent.isEmpty && back.recent.last == recent.last, "the newest entries are kept")
+    }
+
+    @Test("A reset says whether the user was locked or only had failures, and reset of a clean record changes nothing")
+    func resetCounts() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        enroll(s, "bob", "5678")
+        enroll(s, "carol", "2468")
+        #expect(try s.reset(user: "alice")?.get() == .init(cleared: 0, locked: 0))
+        #expect(s.reset(user: "nobody") == nil)
+        _ = verify(s, "1235")
+        #expect(try s.reset(user: "alice")?.get() == .init(cleared: 1, locked: 0))
+        #expect(s.status(user: "alice").failures == 0)
+        for _ in 0..<5 { _ = verify(s, "1235") }
+        #expect(try s.reset(user: "alice")?.get() == .init(cleared: 1, locked: 1))
+        #expect(!s.status(user: "alice").locked)
+        for _ in 0..<5 { _ = verify(s, "1235") }
+        _ = verify(s, "1234", user: "bob")
+        #expect(try s.resetAll().get() == .init(cleared: 2, locked: 1))
+        #expect(try s.resetAll().get() == .init(cleared: 0, locked: 0))
+        #expect(Reply.okReset(count: 2, locked: 1).line == "OK count=2 locked=1")
+        #expect(Reply(line: "OK count=2 locked=1") == .okReset(count: 2, locked: 1))
+        #expect(Reply(line: "OK count=1 locked=2") == nil, "more locked than cleared is no reply")
+    }
+
+    @Test("A failure keeps who asked (PAM_RUSER), through the record and STATUS")
+    func requestingUserKept() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        #expect(s.verify(user: "alice", typed: "1235", context: AttemptContext(service: "sudo", tty: "pts/3", ruser: "mallory"),
+                         uid: 0) == .fail(remaining: 4))
+        let entry = s.status(user: "alice").recent.last
+        #expect(entry?.ruser == "mallory" && entry?.uid == 0)
+        guard case .record(let record) = s.store.load("alice") else { Issue.record("no record"); return }
+        #expect(record.serialized.contains("failure=1800000000,0,sudo,pts%2F3,,mallory\n"))
+        guard case .status(let back)? = Reply(line: Reply.status(s.status(user: "alice")).line) else {
+            Issue.record("STATUS does not parse"); return
+        }
+        #expect(back.recent.last?.ruser == "mallory")
+        // Clipped to 64 bytes like the other fields.
+        #expect(FailureEntry(when: 1, uid: 0, ruser: String(repeating: "r", count: 100)).ruser.utf8.count == 64)
     }
 }

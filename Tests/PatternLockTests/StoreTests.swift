@@ -77,4 +77,18 @@ struct StoreTests {
         #expect(throws: KeyFile.Error.self) { try KeyFile.load(path: base + "/lost", create: true, existingRecords: 2) }
         #expect(!FileManager.default.fileExists(atPath: base + "/lost"))
     }
+
+    @Test("A record written before the requesting user was kept still loads, and is written with it")
+    func oldFailureLines() throws {
+        let c = try Credential.make(pattern: try Pattern(typed: "1234"), pepper: testPepper, iterations: 600_000)
+        let old = "patternlock-record-v1\nuser=alice\nuid=1000\ncredential=\(c.phc)\nfailures=1\nlocked_since=0\nfailure=1700000000,0,sudo,pts%2F1,\n"
+        let record = try UserRecord(serialized: old)
+        #expect(record.recent == [FailureEntry(when: 1_700_000_000, uid: 0, service: "sudo", tty: "pts/1")])
+        #expect(record.recent[0].ruser == "")
+        #expect(record.serialized.hasSuffix("failure=1700000000,0,sudo,pts%2F1,,\n"))
+        #expect(try UserRecord(serialized: record.serialized) == record)
+        #expect(throws: UserRecord.ParseError.self) {
+            try UserRecord(serialized: old.replacingOccurrences(of: "pts%2F1,", with: "pts%2F1,,x,"))
+        }
+    }
 }

@@ -31,9 +31,12 @@ PAM_USER_UNKNOWN = 10
 
 GRID = ("Pattern unlock for {user}: type the dots in order.\n"
         "  1 2 3\n  4 5 6\n  7 8 9")
-LOCKED = ("Pattern unlock is locked after 5 failed attempts. "
+# The prompt says that Enter skips to the next module (issue 14).
+PROMPT = "Pattern (Enter to skip): "
+# The same words as the CLI's (issue 14: one wording for a lock).
+LOCKED = ("Pattern unlock for {user} is locked after 5 failed attempts. "
           "Ask an administrator to run: patternlockd reset {user}")
-NOW_LOCKED = ("Wrong pattern. Pattern unlock is now locked after 5 failed attempts. "
+NOW_LOCKED = ("Wrong pattern. Pattern unlock for {user} is now locked after 5 failed attempts. "
               "Ask an administrator to run: patternlockd reset {user}")
 
 

@@ -245,5 +245,5 @@ def test_a_lock_time_near_the_end_of_time_does_not_kill_the_daemon(make_daemon, 
     assert daemon.request(f"VERIFY user={user} pattern={RIGHT}").startswith("LOCKED")
     assert daemon.request(f"STATUS user={user}").startswith("STATUS ")
     r = daemon.cli("status", user)
-    assert r.returncode == 0 and "LOCKED" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr   # 2: locked (issue 14)
     assert daemon.proc.poll() is None

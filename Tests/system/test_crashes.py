@@ -27,6 +27,13 @@ MAX_FAILURES = 5
 WRONG = "9856"
 
 
+def reset_reply(failures):
+    """RESET's reply for a record holding `failures`: what it cleared, and whether that was a lock."""
+    if failures == 0:
+        return "OK count=0 locked=0"
+    return f"OK count=1 locked={1 if failures >= MAX_FAILURES else 0}"
+
+
 class Unsent(Exception):
     """The request never reached the daemon (it was not listening): no effect."""
 
@@ -94,7 +101,8 @@ class UserModel:
             if f < MAX_FAILURES:
                 self.failures, self.unsaved_success = 0, f + 1
         elif op == "reset":
-            assert reply == "OK count=1", reply
+            # The reply says what was cleared (issue 14): nothing, a count, or a lock.
+            assert reply == reset_reply(f), (self.name, f, reply)
             self.failures = 0
         elif op == "enroll":
             assert reply.startswith("OK"), reply
@@ -135,7 +143,7 @@ def observe(daemon, model):
     assert (st["enrolled"], st["corrupt"]) == ("1", "0"), st
     failures = int(st["failures"])
     assert st["locked"] == ("1" if failures >= MAX_FAILURES else "0"), st
-    assert daemon.request(f"RESET user={model.name}") == "OK count=1"
+    assert daemon.request(f"RESET user={model.name}") == reset_reply(failures)
     candidates = [model.pattern] + [arg for op, arg in [model.in_flight or (None, None)] if op == "enroll"]
     for p in candidates:
         if daemon.request(f"VERIFY user={model.name} pattern={p}") == "OK":

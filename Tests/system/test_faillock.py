@@ -7,7 +7,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, LOCKED, PAM_SUCCESS, RIGHT, ROOT, WRONG,
+from pam_support import (PROMPT, GRID, LOCKED, PAM_SUCCESS, RIGHT, ROOT, WRONG,
                          documented_stack, on, set_password)
 
 pytest_plugins = ["pam_support"]
@@ -72,7 +72,7 @@ def test_a_user_locked_by_faillock_is_not_let_in_by_the_pattern(pam, live, accou
     assert faillock_count(tally, account) == 3
     r = pam.authenticate(account, RIGHT, PASSWORD, stack=stack)
     assert r.code != PAM_SUCCESS, r
-    assert "Pattern: " not in r.prompts, "faillock refuses before the pattern is asked"
+    assert PROMPT not in r.prompts, "faillock refuses before the pattern is asked"
     assert " failures=0 " in live.request(f"STATUS user={account}")
 
 
@@ -106,5 +106,5 @@ def test_the_right_pattern_clears_faillocks_count(pam, live, account, tally):
     assert faillock_count(tally, account) == 2
     r = pam.authenticate(account, RIGHT, stack=stack)
     assert r.code == PAM_SUCCESS, r
-    assert r.events[:2] == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", "Pattern: ")]
+    assert r.events[:2] == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", PROMPT)]
     assert faillock_count(tally, account) == 0

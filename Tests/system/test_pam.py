@@ -15,7 +15,7 @@ import pytest
 # pytest rewrite its asserts although this module imports it first.
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
+from pam_support import (PROMPT, GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
                          PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, WRONG, by_verb, failures,
                          on, status_line, wrong)
 
@@ -29,7 +29,7 @@ def test_right_pattern_passes(pam, live, enrolled):
     r = pam.authenticate(enrolled, RIGHT, args=[on(live)])
     assert r.code == PAM_SUCCESS, r
     assert r.events == [("TEXT_INFO", GRID.format(user=enrolled)),
-                        ("PROMPT_ECHO_OFF", "Pattern: ")]
+                        ("PROMPT_ECHO_OFF", PROMPT)]
 
 
 def test_wrong_pattern_fails_with_attempts_left(pam, live, enrolled):
@@ -93,7 +93,7 @@ def test_overlong_entry_is_not_sent(pam, live, enrolled):
 def test_nogrid_shows_only_the_prompt(pam, live, enrolled):
     r = pam.authenticate(enrolled, RIGHT, args=[on(live), "nogrid"])
     assert r.code == PAM_SUCCESS, r
-    assert r.events == [("PROMPT_ECHO_OFF", "Pattern: ")]
+    assert r.events == [("PROMPT_ECHO_OFF", PROMPT)]
 
 
 def test_quiet_hides_the_grid_but_not_errors(pam, live, enrolled):
@@ -108,10 +108,10 @@ def test_pam_silent_sends_no_info_message_but_the_prompt_keeps_the_grid(pam, liv
     becomes part of the prompt, and errors still tell the user why."""
     r = pam.authenticate(enrolled, WRONG, args=[on(live)], silent=True)
     assert r.code == PAM_AUTH_ERR, r
-    assert r.events == [("PROMPT_ECHO_OFF", GRID.format(user=enrolled) + "\nPattern: "),
+    assert r.events == [("PROMPT_ECHO_OFF", GRID.format(user=enrolled) + "\n" + PROMPT),
                         ("ERROR_MSG", wrong(4))]
     r = pam.authenticate(enrolled, WRONG, args=[on(live), "nogrid"], silent=True)
-    assert r.events == [("PROMPT_ECHO_OFF", "Pattern: "), ("ERROR_MSG", wrong(3))]
+    assert r.events == [("PROMPT_ECHO_OFF", PROMPT), ("ERROR_MSG", wrong(3))]
 
 
 def test_unknown_options_are_ignored(pam, live, enrolled):
@@ -342,7 +342,7 @@ def test_locked_status_with_timed_unlock(pam, fake):
     r = pam.authenticate("alice", RIGHT, args=[on(d)])
     assert r.code == PAM_AUTH_ERR, r
     assert r.prompts == []
-    assert r.errors == ["Pattern unlock is locked after 5 failed attempts. Try again in "
+    assert r.errors == ["Pattern unlock for alice is locked after 5 failed attempts. Try again in "
                         "9 minutes, or ask an administrator to run: patternlockd reset alice"]
     assert d.verbs() == ["STATUS"]
 
@@ -352,13 +352,17 @@ def test_locked_status_with_timed_unlock(pam, fake):
     (b"FAIL remaining=0\n", PAM_AUTH_ERR, [NOW_LOCKED.format(user="alice")]),
     (b"LOCKED retry_after=0\n", PAM_AUTH_ERR, [LOCKED.format(user="alice")]),
     (b"LOCKED retry_after=60\n", PAM_AUTH_ERR,
-     ["Pattern unlock is locked after 5 failed attempts. Try again in 1 minute, "
+     ["Pattern unlock for alice is locked after 5 failed attempts. Try again in 1 minute, "
       "or ask an administrator to run: patternlockd reset alice"]),
+    # The failure that locks under a timed unlock says when, as the CLI does.
+    (b"FAIL remaining=0 retry_after=90\n", PAM_AUTH_ERR,
+     ["Wrong pattern. Pattern unlock for alice is now locked after 5 failed attempts. Try again in "
+      "2 minutes, or ask an administrator to run: patternlockd reset alice"]),
     (b"NOT_ENROLLED\n", PAM_USER_UNKNOWN, []),
     (b"INVALID reason=too_short\n", PAM_AUTH_ERR,
      ["Connect at least 4 dots. This entry was not counted."]),
     (b"INVALID reason=empty\n", PAM_AUTHINFO_UNAVAIL, []),
-], ids=["fail-1", "fail-0", "locked", "locked-timed", "not-enrolled", "too-short", "empty"])
+], ids=["fail-1", "fail-0", "locked", "locked-timed", "fail-0-timed", "not-enrolled", "too-short", "empty"])
 def test_verify_replies_map_to_codes(pam, fake, verify, code, errors):
     d = fake(by_verb(verify=verify))
     r = pam.authenticate("alice", RIGHT, args=[on(d)])

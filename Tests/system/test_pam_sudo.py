@@ -14,7 +14,7 @@ import pytest
 # pytest rewrite its asserts although this module imports it first.
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, ROOT, RIGHT, WRONG, failures, unique, wrong)
+from pam_support import (GRID, PROMPT, ROOT, RIGHT, WRONG, failures, unique, wrong)
 
 # The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -148,7 +148,7 @@ def test_sudo_runs_the_command_for_the_right_pattern(sudo_user):
     r = sudo_id(sudo_user, RIGHT + "\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "0"
-    assert "Pattern: " in r.stderr
+    assert PROMPT in r.stderr
 
 
 def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
@@ -161,8 +161,9 @@ def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
 
 
 def run_on_terminal(cmd, answers, timeout=60):
-    """Runs cmd on a new pseudo-terminal, typing one answer after each
-    "Pattern: " prompt; returns (everything the terminal showed, exit status)."""
+    """Runs cmd on a new pseudo-terminal, typing one answer after each prompt;
+    an answer is the text for the pattern prompt, or (prompt, text) for another
+    prompt. Returns (everything the terminal showed, exit status)."""
     pid, fd = pty.fork()
     if pid == 0:
         try:
@@ -170,7 +171,8 @@ def run_on_terminal(cmd, answers, timeout=60):
         finally:
             os._exit(127)
     shown = b""
-    pending = list(answers)
+    seen = 0                # where the text after the last answer starts
+    pending = [a if isinstance(a, tuple) else (PROMPT, a) for a in answers]
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -183,8 +185,9 @@ def run_on_terminal(cmd, answers, timeout=60):
                 if not chunk:
                     break
                 shown += chunk
-            if pending and shown.count(b"Pattern: ") > len(answers) - len(pending):
-                os.write(fd, pending.pop(0).encode() + b"\n")
+            if pending and pending[0][0].encode() in shown[seen:]:
+                seen = len(shown)
+                os.write(fd, pending.pop(0)[1].encode() + b"\n")
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
@@ -204,9 +207,9 @@ def test_sudo_on_a_terminal_transcript(sudo_user):
     transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT, "sudo on a terminal", transcript)
     assert code == 0, transcript
-    assert shown.count("Pattern: ") == 2
+    assert shown.count(PROMPT) == 2
     assert shown.count("type the dots in order") == 2
-    assert "  1 2 3\n  4 5 6\n  7 8 9\nPattern: " in shown.replace("\r\n", "\n")
+    assert "  1 2 3\n  4 5 6\n  7 8 9\n" + PROMPT in shown.replace("\r\n", "\n")
     assert wrong(4) in shown
     assert shown.rstrip().endswith("0")
     typed = shown.replace(sudo_user, "")
@@ -221,5 +224,45 @@ def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrol
     save_transcript(TRANSCRIPT.with_name("patternlock-pamtester-transcript.txt"),
                     "pamtester on a terminal", transcript)
     assert code == 0, transcript
-    assert GRID.format(user=enrolled) + "\nPattern: " in shown
+    assert GRID.format(user=enrolled) + "\n" + PROMPT in shown
     assert RIGHT not in shown.replace(enrolled, "").replace(service, "")
+
+
+@pytest.fixture
+def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
+    """An enrolled user with a password, whom sudo authenticates through the
+    shipped example stack: the pattern first, the password as the fallback."""
+    from pam_support import set_password
+    live.enroll(user, RIGHT)
+    set_password(user, "pl-Password-1")
+    service = pam_service(shipped_stack(pam_module, live.socket))
+    snippet = SUDOERS_D / unique("pltest_")
+    snippet.write_text(
+        f"# written by patternlock's Tests/system/test_pam_sudo.py\n"
+        f"Defaults:{user} pam_service={service}\n"
+        f"Defaults:{user} timestamp_timeout=0\n"
+        f"Defaults:{user} !lecture\n"
+        f"Defaults:{user} !mail_badpass\n"
+        f"{user} ALL=(root) /usr/bin/id\n")
+    try:
+        snippet.chmod(0o440)
+        yield user
+    finally:
+        snippet.unlink(missing_ok=True)
+
+
+def test_sudo_with_the_example_stack_asks_for_the_password_after_a_wrong_pattern(
+        sudo_user_with_the_example_stack):
+    """What pam_patternlock(8) shows under sudo (issue 14): the grid inside the
+    prompt, the wrong pattern told, then the password prompt of pam_unix."""
+    user = sudo_user_with_the_example_stack
+    shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [WRONG, ("password for", "pl-Password-1")])
+    transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
+    save_transcript(TRANSCRIPT.with_name("patternlock-sudo-example-stack-transcript.txt"),
+                    "sudo, example stack, wrong pattern then the password", transcript)
+    assert code == 0, transcript
+    expected = (GRID.format(user=user) + "\n" + PROMPT + "\n" + wrong(4) + "\n"
+                + f"[sudo] password for {user}: \n0\n")
+    assert shown.endswith(expected), transcript
+    assert "Sorry, try again" not in shown

@@ -85,7 +85,8 @@ RECORD = re.compile(
     r"credential=\$pbkdf2-sha256\$i=\d+\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
-    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*\n){0,10}\Z")
+    # when,uid,service,tty,rhost,ruser (ruser since issue 14)
+    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*\n){0,10}\Z")
 
 
 class RecordWatcher(threading.Thread):
@@ -172,7 +173,7 @@ def test_racing_guesses_across_users_get_exactly_five_evaluations_each(daemon, m
             assert results.count("FAIL") == MAX_FAILURES and results.count("LOCKED") == per_user - MAX_FAILURES
             _, st = parse_reply(daemon.request(f"STATUS user={u}"))
             assert (st["failures"], st["locked"]) == ("5", "1"), st
-        assert daemon.request("RESET all=1") == f"OK count={n_users}"
+        assert daemon.request("RESET all=1") == f"OK count={n_users} locked={n_users}"
     watcher.finish()
     figure("race-exact-five", f"{rounds} rounds x {n_users} users x {per_user} simultaneous wrong guesses: "
                               f"exactly 5 evaluations per user per round ({rounds * n_users * 5} in all, "
@@ -295,7 +296,7 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
             fails = [int(parse_reply(r)[1]["remaining"]) for _, _, r in ev if r.startswith("FAIL")]
             oks_verify = sum(1 for _, verb, r in ev if verb == "VERIFY" and r == "OK")
             oks_self = sum(1 for who, _, r in ev if who == "self" and r.startswith("OK"))
-            clearing = (sum(1 for _, verb, r in ev if verb == "RESET" and r == "OK count=1")
+            clearing = (sum(1 for _, verb, r in ev if verb == "RESET" and r.startswith("OK count=1 "))
                         + sum(1 for _, verb, r in ev if verb == "ENROLL" and r.startswith("OK"))
                         + oks_verify + 1)                  # + RESET all, which may have cleared this user
             for remaining in range(MAX_FAILURES):
@@ -320,7 +321,7 @@ def test_enroll_verify_reset_remove_race_and_the_count_stays_exact(daemon, make_
             assert st["locked"] == ("1" if f == MAX_FAILURES else "0"), st
             tail = [daemon.request(f"VERIFY user={u} pattern={WRONG}") for _ in range(MAX_FAILURES - f + 1)]
             assert tail == [f"FAIL remaining={n}" for n in reversed(range(MAX_FAILURES - f))] + ["LOCKED retry_after=0"]
-            assert daemon.request(f"RESET user={u}") == "OK count=1"
+            assert daemon.request(f"RESET user={u}") == "OK count=1 locked=1"
             first = daemon.request(f"VERIFY user={u} pattern={a}")
             assert first == "OK" or daemon.request(f"VERIFY user={u} pattern={b}") == "OK", \
                 "the pattern is one of the two enrolled"

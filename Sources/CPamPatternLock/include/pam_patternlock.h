@@ -26,12 +26,23 @@ extern "C" {
 #define PL_MAX_REPLY 4096
 /* The daemon's lockout policy, named in the messages. */
 #define PL_MAX_ATTEMPTS 5
+/* The prompt: Enter on an empty line skips to the next module (the password,
+ * a fingerprint), and the user should know it. */
+#define PL_PROMPT "Pattern (Enter to skip): "
 /* Longest entry worth sending: a pattern has at most 9 dots. */
 #define PL_MAX_ENTRY 64
 /* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
 #define PL_MAX_CONTEXT 64
 /* sizeof(((struct sockaddr_un *)0)->sun_path) on Linux. */
 #define PL_MAX_SOCKET_PATH 108
+
+/* The keys the dots are typed on (layout=). The dots never move: a numeric
+ * keypad's keys are mapped to the dots they sit on, so the same drawn shape is
+ * the same pattern on either. */
+enum pl_layout {
+	PL_LAYOUT_PHONE = 0, /* 1 2 3 is the top row (the default) */
+	PL_LAYOUT_NUMPAD,    /* 7 8 9 is the top row, as on a numeric keypad */
+};
 
 struct pl_config {
 	char socket_path[PL_MAX_SOCKET_PATH];
@@ -40,6 +51,7 @@ struct pl_config {
 	bool nogrid;
 	bool quiet;
 	bool allow_remote; /* also ask remote logins (PAM_RHOST of another host) */
+	enum pl_layout layout;
 };
 
 enum pl_option_result {
@@ -136,18 +148,33 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 bool pl_session_is_remote(const char *rhost, const char *tty,
 			  const char *hostname);
 
-/* The grid shown before the prompt. Returns the length, or -1 when it does
- * not fit. */
-long pl_format_grid(char *out, size_t outsize, const char *user);
+/* The grid shown before the prompt, as the keys of layout show it. Returns
+ * the length, or -1 when it does not fit. */
+long pl_format_grid(char *out, size_t outsize, const char *user,
+		    enum pl_layout layout);
 
-/* "Pattern unlock is locked after 5 failed attempts. ..." with the way out:
- * a timed unlock in retry_after seconds (when > 0) or an administrator. */
+/* The three rows of keys of layout, "  1 2 3\n  4 5 6\n  7 8 9" for phone. */
+const char *pl_layout_rows(enum pl_layout layout);
+
+/* Rewrites typed keys in place as the phone-layout digits of the dots they
+ * sit on (numpad 7 is dot 1, 1 is dot 7); other bytes are left as they are. */
+void pl_layout_to_phone(enum pl_layout layout, char *entry);
+
+/* A wait rounded up to whole minutes ("1 minute", "2 minutes" for 90
+ * seconds), from 2 hours in hours, from 2 days in days. -1 for seconds <= 0 or
+ * when it does not fit. */
+long pl_format_duration(char *out, size_t outsize, long seconds);
+
+/* "Pattern unlock for U is locked after 5 failed attempts. ..." with the way
+ * out: a timed unlock in retry_after seconds (when > 0), and an administrator.
+ * The same words as the CLI's (LockoutWording.swift). */
 long pl_format_locked(char *out, size_t outsize, const char *user,
 		      long retry_after);
 
-/* "Wrong pattern — N attempts left.", or the lockout sentence at 0. */
+/* "Wrong pattern — N attempts left.", or at 0 the lockout sentence with the
+ * way out (retry_after as for pl_format_locked). */
 long pl_format_wrong(char *out, size_t outsize, const char *user,
-		     long remaining);
+		     long remaining, long retry_after);
 
 /* The sentence for an INVALID reply; NULL for PL_REASON_EMPTY (an empty entry
  * is not worth a message). */

@@ -34,6 +34,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     private init(typedBytes typed: some Collection<UInt8>) throws(PatternError) {
         if typed.isEmpty { throw .empty }
         var used: UInt16 = 0
+        // Which move joined each dot passed over, to explain a repeat of it.
+        var joinedBy = [(from: Int, to: Int)?](repeating: nil, count: 10)
         var failure: PatternError?
         let made = SecretBytes(capacity: 9) { dots in
             var n = 0
@@ -41,8 +43,16 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
                 // Any other byte (or the first byte of any other character) is not a dot.
                 guard byte >= 0x31, byte <= 0x39 else { failure = .notADot; return nil }
                 let dot = Int(byte - 0x30)
-                if used & (1 << dot) != 0 { failure = .repeatedDot(dot); return nil }
+                if used & (1 << dot) != 0 {
+                    if let move = joinedBy[dot] {
+                        failure = .joinedDotRepeated(dot, from: move.from, to: move.to)
+                    } else {
+                        failure = .repeatedDot(dot)
+                    }
+                    return nil
+                }
                 if n > 0, let middle = Pattern.dotPassedOver(from: Int(dots[n - 1]), to: dot), used & (1 << middle) == 0 {
+                    joinedBy[middle] = (Int(dots[n - 1]), dot)
                     used |= 1 << middle
                     dots[n] = UInt8(middle)
                     n += 1
@@ -90,12 +100,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     /// "1-2-3-6-9-8-7".
     public var description: String { dots.map(String.init).joined(separator: "-") }
 
-    /// The grid a user types on, for prompts.
-    public static let grid = """
-          1 2 3
-          4 5 6
-          7 8 9
-        """
+    /// The grid a user types on, for prompts (phone layout; see `KeypadLayout`).
+    public static let grid = KeypadLayout.phone.grid
 
     /// A picture of this pattern: each dot shows its place in the order, unused dots a ·.
     ///
@@ -125,6 +131,9 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
     case empty
     case notADot
     case repeatedDot(Int)
+    /// A dot typed after a straight move over it had already joined it (`1327`:
+    /// 1→3 took 2). The same protocol reason as `repeatedDot`.
+    case joinedDotRepeated(Int, from: Int, to: Int)
     case tooShort(Int)
 
     /// The protocol's `INVALID reason=` word.
@@ -132,7 +141,7 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .empty: return "empty"
         case .notADot: return "not_a_dot"
-        case .repeatedDot: return "repeated_dot"
+        case .repeatedDot, .joinedDotRepeated: return "repeated_dot"
         case .tooShort: return "too_short"
         }
     }
@@ -153,6 +162,9 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notADot: return "Type the dots as the digits 1 to 9 (1 is top left, 9 bottom right)."
         case .repeatedDot(let d) where d > 0: return "Dot \(d) is used twice; each dot can be used only once."
         case .repeatedDot: return "Each dot can be used only once."
+        case .joinedDotRepeated(let d, let from, let to):
+            return
+                "Dot \(d) is used twice: the move from \(from) to \(to) passed over it and already joined it. Each dot can be used only once; leave \(d) out or type it before that move."
         case .tooShort(let n) where n > 0: return "Connect at least 4 dots (this pattern has \(n))."
         case .tooShort: return "Connect at least 4 dots."
         }

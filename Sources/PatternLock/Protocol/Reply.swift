@@ -40,7 +40,11 @@ public enum Reply: Equatable, Sendable {
     /// ENROLL refused by the policy; not counted as an attempt.
     case refused(EnrollPolicy.Refusal)
     case okCount(Int)
-    case fail(remaining: Int)
+    /// RESET: `count` users had failures or a lock cleared, `locked` of them were locked.
+    case okReset(count: Int, locked: Int)
+    /// A wrong pattern. `retryAfter` > 0 on the failure that locks under a timed
+    /// unlock: when the lock lifts, so the user is told at once.
+    case fail(remaining: Int, retryAfter: Int64 = 0)
     case locked(retryAfter: Int64)
     case notEnrolled
     case invalid(reason: String)
@@ -65,7 +69,9 @@ public enum Reply: Equatable, Sendable {
         // Parses back as .invalid(reason: "denylisted"): a reason alone is free text.
         case .refused(.denylisted): return Line("INVALID", [("reason", "denylisted")]).encoded()
         case .okCount(let n): return Line("OK", [("count", String(n))]).encoded()
-        case .fail(let r): return Line("FAIL", [("remaining", String(r))]).encoded()
+        case .okReset(let n, let locked): return Line("OK", [("count", String(n)), ("locked", String(locked))]).encoded()
+        case .fail(let r, let retry):
+            return Line("FAIL", [("remaining", String(r))] + (retry > 0 ? [("retry_after", String(retry))] : [])).encoded()
         case .locked(let s): return Line("LOCKED", [("retry_after", String(s))]).encoded()
         case .notEnrolled: return "NOT_ENROLLED"
         case .invalid(let r): return Line("INVALID", [("reason", r)]).encoded()
@@ -126,7 +132,13 @@ public enum Reply: Equatable, Sendable {
             guard value("reason") == "too_few_dots", let m = int("minimum", 4...9) else { return nil }
             self = .refused(.tooFewDots(minimum: Int(m)))
         case ("OK", ["count"]): guard let n = int("count") else { return nil }; self = .okCount(Int(n))
+        case ("OK", ["count", "locked"]):
+            guard let n = int("count"), let l = int("locked", 0...n) else { return nil }
+            self = .okReset(count: Int(n), locked: Int(l))
         case ("FAIL", ["remaining"]): guard let n = int("remaining", 0...1000) else { return nil }; self = .fail(remaining: Int(n))
+        case ("FAIL", ["remaining", "retry_after"]):
+            guard let n = int("remaining", 0...1000), let s = int("retry_after", 1...Int64.max) else { return nil }
+            self = .fail(remaining: Int(n), retryAfter: s)
         case ("LOCKED", ["retry_after"]): guard let n = int("retry_after") else { return nil }; self = .locked(retryAfter: n)
         case ("NOT_ENROLLED", []): self = .notEnrolled
         case ("INVALID", ["reason"]): self = .invalid(reason: value("reason"))

@@ -58,7 +58,8 @@ public final class PatternService: Sendable {
 
     public enum Outcome: Equatable, Sendable {
         case ok
-        case fail(remaining: Int)
+        /// `retryAfter`: as `Reply.fail`, set on the failure that locks under a timed unlock.
+        case fail(remaining: Int, retryAfter: Int64 = 0)
         case locked(retryAfter: Int64)
         case notEnrolled
         case invalid(PatternError)
@@ -68,7 +69,7 @@ public final class PatternService: Sendable {
         public var reply: Reply {
             switch self {
             case .ok: return .ok
-            case .fail(let r): return .fail(remaining: r)
+            case .fail(let r, let retry): return .fail(remaining: r, retryAfter: retry)
             case .locked(let s): return .locked(retryAfter: s)
             case .notEnrolled: return .notEnrolled
             case .invalid(let e): return .invalid(reason: e.reason)
@@ -133,7 +134,8 @@ public final class PatternService: Sendable {
             case .missing, .corrupt: return (.notEnrolled, nil, nil)
             }
         }
-        let entry = FailureEntry(when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost)
+        let entry = FailureEntry(when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
+                                 ruser: context.ruser)
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
         switch store.countAttempt(user: user, accountUID: accountUID(user), entry: entry) {
@@ -148,7 +150,8 @@ public final class PatternService: Sendable {
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
         let elapsed = Calibration.now() - start
         if matched { return (.ok, record, elapsed) }
-        return (.fail(remaining: record.remaining(now: now, policy: policy)), record, elapsed)
+        return (.fail(remaining: record.remaining(now: now, policy: policy), retryAfter: record.retryAfter(now: now, policy: policy)),
+                record, elapsed)
     }
 
     /// A credential at the target iteration count for a record below it; nil when
@@ -226,34 +229,57 @@ public final class PatternService: Sendable {
 
     // MARK: - Administration
 
-    /// Clears one user's failure count and lock. nil when the user has no record.
-    public func reset(user: String) -> Result<Int, StoreError>? {
-        locks.withLock(user) { () -> Result<Int, StoreError>? in
-            do throws(StoreError) {
-                guard try store.reset(user) != nil else { return nil }
-            } catch { return .failure(error) }
-            return .success(1)
+    /// What a reset cleared: users whose failures or lock were cleared, and how
+    /// many of those were locked (a lock whose timed unlock is due counts as cleared,
+    /// not as locked).
+    public struct ResetCount: Equatable, Sendable {
+        public var cleared: Int
+        public var locked: Int
+        public init(cleared: Int = 0, locked: Int = 0) {
+            self.cleared = cleared
+            self.locked = locked
         }
     }
 
-    /// Clears every user's failure count and lock; returns how many records changed.
-    public func resetAll() -> Result<Int, StoreError> {
-        var changed = 0
+    /// Clears one user's failure count and lock. nil when the user has no record.
+    public func reset(user: String) -> Result<ResetCount, StoreError>? {
+        locks.withLock(user) { () -> Result<ResetCount, StoreError>? in
+            let before: UserRecord?
+            do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
+            guard let before else { return nil }
+            return .success(cleared(before))
+        }
+    }
+
+    /// Clears every user's failure count and lock.
+    public func resetAll() -> Result<ResetCount, StoreError> {
+        var total = ResetCount()
         let users: [String]
         do throws(StoreError) { users = try store.users() } catch { return .failure(error) }
         for user in users {
-            let r: Result<Bool, StoreError> = locks.withLock(user) {
+            let r: Result<ResetCount, StoreError> = locks.withLock(user) {
                 guard case .record(let record) = store.load(user), record.failures > 0 || record.lockedSince != 0
-                else { return .success(false) }
-                do throws(StoreError) { _ = try store.reset(user) } catch { return .failure(error) }
-                return .success(true)
+                else { return .success(ResetCount()) }
+                let before: UserRecord?
+                do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
+                return .success(before.map { cleared($0) } ?? ResetCount())
             }
             switch r {
             case .failure(let e): return .failure(e)
-            case .success(let c): if c { changed += 1 }
+            case .success(let c):
+                total.cleared += c.cleared
+                total.locked += c.locked
             }
         }
-        return .success(changed)
+        return .success(total)
+    }
+
+    /// What clearing `record` (the record as it was) changed; the store leaves a
+    /// record with nothing counted as it is.
+    private func cleared(_ record: UserRecord) -> ResetCount {
+        guard record.failures > 0 || record.lockedSince != 0 else { return ResetCount() }
+        let wasLocked = record.isLocked(now: store.now(), policy: policy)
+        return ResetCount(cleared: 1, locked: wasLocked ? 1 : 0)
     }
 
     /// Under the user's lock, like every other request about the user: a verify

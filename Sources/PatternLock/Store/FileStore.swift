@@ -184,6 +184,8 @@ public struct FileStore: Store {
 
     public func reset(_ user: String) throws(StoreError) -> UserRecord? {
         guard case .record(let record) = load(user) else { return nil }
+        // A record with nothing counted is left as it is.
+        guard record.failures > 0 || record.lockedSince != 0 else { return record }
         var cleared = record
         cleared.recordSuccess()
         try save(cleared)

@@ -1,0 +1,378 @@
+"""The Debian packages that `make deb` builds: what they hold and depend on,
+lintian's verdict, and the whole life of a package on this machine's own files
+booted with systemd in a container (test_install's overlay, a fresh boot):
+apt-get install with the Swift toolchain out of sight, su and login and sudo
+on a pseudo-terminal with a pattern, an upgrade, remove and purge.
+
+The booted tests run in file order, each on what the one before left."""
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import DAEMON, ROOT, unique
+from test_install import booted_system  # noqa: F401  (module-scoped: this file boots its own)
+
+BUILD = ROOT / "build"
+PTY_SESSION = ROOT / "Tests/system/pty_session.py"
+TRANSCRIPTS = pathlib.Path("/tmp/patternlock-deb-transcripts.txt")
+# The pattern the booted tests enroll (the enroll policy under systemd accepts it)
+# and a wrong one (a valid pattern, so each one counts).
+PATTERN = "46183"
+WRONG = "2589"
+PASSWORD = "pl-Pass-w0rd"
+# What a clean root login's PATH holds: no /opt/swift, no pyenv.
+CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PACKAGES = ("libpam-patternlock", "patternlockd")
+# The places a package installs into or its scripts write, less the package
+# manager's own records and logs (dpkg keeps a purged package's history by design),
+# caches, and users' homes (what a login leaves there belongs to the user).
+SNAPSHOT = ("find /etc /usr /lib /lib64 /opt /srv /var /run/patternlock -xdev "
+            r"\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/PackageKit -o -path /var/log -o -path /var/cache "
+            r"-o -path /var/tmp -o -path /var/lib/systemd/timers -o -path /var/lib/systemd/catalog "
+            r"-o -path /var/lib/systemd/random-seed -o -path /var/lib/systemd/linger "
+            r"-o -path /var/mail -o -path /var/spool/mail \) -prune -o -print 2>/dev/null | sort")
+
+
+def sh(*args, check=True, **kwargs):
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=900, **kwargs)
+    if check:
+        assert r.returncode == 0, f"{args}\n{r.stdout}{r.stderr}"
+    return r
+
+
+def upstream_version():
+    return sh("sh", str(ROOT / "scripts/version.sh")).stdout.strip()
+
+
+def debian_version():
+    return sh("dpkg-parsechangelog", "-l", str(ROOT / "debian/changelog"), "-SVersion").stdout.strip()
+
+
+def test_the_compiled_in_version_is_the_changelog_s():
+    """`patternlockd --version` comes from the committed Version.swift; a changelog
+    bump without `make version-swift` would ship a binary that names the old one."""
+    generated = sh("sh", str(ROOT / "scripts/version.sh"), "swift").stdout
+    committed = (ROOT / "Sources/patternlockd/Version.swift").read_text()
+    assert committed == generated, "Sources/patternlockd/Version.swift disagrees with debian/changelog: run make version-swift"
+    r = sh(str(BUILD / "patternlockd"), "--version")
+    assert r.stdout.strip() == f"patternlockd {upstream_version()}", r.stdout
+
+
+@pytest.fixture(scope="module")
+def debs():
+    if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("debhelper is not installed (apt-get install debhelper dpkg-dev)")
+    r = sh("make", "--no-print-directory", "-C", str(ROOT), "deb", check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    built = {p.name.split("_")[0]: p for p in BUILD.glob("*.deb")}
+    assert sorted(built) == sorted(PACKAGES), built
+    return built
+
+
+def control(deb):
+    fields = {}
+    for line in sh("dpkg-deb", "-f", str(deb)).stdout.splitlines():
+        if line[:1].strip():
+            k, _, v = line.partition(":")
+            fields[k] = v.strip()
+    return fields
+
+
+def contents(deb):
+    """{path: mode string} of every file and link in a .deb (directories left out)."""
+    found = {}
+    for line in sh("dpkg-deb", "-c", str(deb)).stdout.splitlines():
+        parts = line.split()
+        if not parts[0].startswith("d"):
+            found[parts[5].lstrip(".")] = parts[0]
+    return found
+
+
+# ---- the packages, on the build host ------------------------------------------------
+
+def test_the_version_is_the_changelogs_in_the_packages_and_in_patternlockd_version(debs):
+    version = debian_version()
+    assert version.startswith(upstream_version() + "-")
+    for name, deb in debs.items():
+        assert deb.name == f"{name}_{version}_{control(deb)['Architecture']}.deb"
+        assert control(deb)["Version"] == version
+    out = sh(str(DAEMON), "--version").stdout.strip()
+    assert out == f"patternlockd {upstream_version()}"
+
+
+def test_the_packages_depend_on_debian_libraries_only(debs):
+    def names(deb):
+        return {re.match(r"[a-z0-9.+-]+", d.strip()).group(0) for d in control(deb)["Depends"].split(",")}
+    # As dpkg-shlibdeps finds them: the daemon carries the Swift runtime itself.
+    assert names(debs["patternlockd"]) == {"libc6", "libgcc-s1", "libstdc++6"}
+    assert names(debs["libpam-patternlock"]) == {"libc6", "libpam0g"}
+    for deb in debs.values():
+        assert "swift" not in json.dumps(control(deb)).lower()
+
+
+def test_each_package_holds_its_part(debs):
+    multiarch = sh("dpkg-architecture", "-qDEB_HOST_MULTIARCH").stdout.strip()
+    module = contents(debs["libpam-patternlock"])
+    assert set(module) == {
+        f"/lib/{multiarch}/security/pam_patternlock.so",
+        "/usr/share/pam-configs/patternlock",
+        "/usr/share/man/man8/pam_patternlock.8.gz",
+        "/usr/share/doc/libpam-patternlock/pam.d-example",
+        "/usr/share/doc/libpam-patternlock/pam.d-example-faillock",
+        "/usr/share/doc/libpam-patternlock/changelog.Debian.gz",
+        "/usr/share/doc/libpam-patternlock/copyright",
+        "/usr/share/lintian/overrides/libpam-patternlock",
+    }
+    daemon = contents(debs["patternlockd"])
+    assert daemon["/usr/sbin/patternlockd"] == "-rwxr-xr-x"
+    assert daemon["/usr/bin/patternlockd"].startswith("l")
+    for path in ("/lib/systemd/system/patternlockd.service", "/lib/systemd/system/patternlockd.socket",
+                 "/usr/share/man/man8/patternlockd.8.gz",
+                 "/usr/share/bash-completion/completions/patternlockd",
+                 "/usr/share/zsh/vendor-completions/_patternlockd",
+                 "/usr/share/fish/vendor_completions.d/patternlockd.fish",
+                 "/usr/share/doc/patternlockd/SECURITY.md.gz", "/usr/share/doc/patternlockd/PROTOCOL.md.gz"):
+        assert path in daemon, f"{path} is not in the patternlockd package"
+
+
+def test_the_packaged_unit_runs_the_packaged_daemon(debs, tmp_path):
+    sh("dpkg-deb", "-x", str(debs["patternlockd"]), str(tmp_path))
+    service = (tmp_path / "lib/systemd/system/patternlockd.service").read_text()
+    assert re.search(r"^ExecStart=/usr/sbin/patternlockd serve ", service, re.M), service
+    assert "/usr/local" not in service
+
+
+def test_the_completions_are_swift_argument_parsers_for_every_command(debs, tmp_path):
+    sh("dpkg-deb", "-x", str(debs["patternlockd"]), str(tmp_path))
+    bash = (tmp_path / "usr/share/bash-completion/completions/patternlockd").read_text()
+    assert not bash.startswith("#!"), "bash-completion sources the file: no #! line"
+    for shell_file in ("usr/share/bash-completion/completions/patternlockd",
+                       "usr/share/zsh/vendor-completions/_patternlockd",
+                       "usr/share/fish/vendor_completions.d/patternlockd.fish"):
+        text = (tmp_path / shell_file).read_text()
+        for word in ("enroll", "verify", "status", "reset", "remove", "layout", "numpad"):
+            assert word in text, f"{shell_file} does not complete {word}"
+    if shutil.which("bash"):
+        r = sh("bash", "-c", f"source {tmp_path}/usr/share/bash-completion/completions/patternlockd "
+                             "&& complete -p patternlockd")
+        assert "patternlockd" in r.stdout
+
+
+def test_lintian_finds_no_error_and_no_warning(debs):
+    if shutil.which("lintian") is None:
+        pytest.skip("lintian is not installed (apt-get install lintian)")
+    r = sh("lintian", "--pedantic", "--display-info", *map(str, debs.values()), check=False)
+    tags = [line for line in r.stdout.splitlines() if re.match(r"[EWIPX]: ", line)]
+    assert not [t for t in tags if t[0] in "EW"], r.stdout + r.stderr
+    # Every override still matches a tag lintian would give, so none hides a new one.
+    assert not [t for t in tags if "unused-override" in t or "mismatched-override" in t], r.stdout
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ---- the life of the packages on a booted system ----------------------------------
+
+class Box:
+    """Commands in the booted container, as root with a clean PATH."""
+
+    def __init__(self, system):
+        self.system = system
+
+    def run(self, script, input=None):
+        return self.system.run(f"export PATH={CLEAN_PATH} LANG=C.UTF-8; {script}", input=input)
+
+    def ok(self, script, input=None):
+        r = self.run(script, input)
+        assert r.returncode == 0, f"{script}\n{r.stdout}{r.stderr}"
+        return r.stdout
+
+    def terminal(self, title, argv, steps, as_user=None):
+        """argv on a new pseudo-terminal in the container, driven by steps; the
+        transcript is kept in TRANSCRIPTS."""
+        if as_user:
+            argv = ["setpriv", f"--reuid={as_user}", f"--regid={as_user}", "--init-groups",
+                    "env", f"HOME=/home/{as_user}", f"USER={as_user}", f"PATH={CLEAN_PATH}"] + argv
+        spec = json.dumps({"argv": argv, "steps": steps, "timeout": 60})
+        r = self.run(f"/usr/bin/python3 {PTY_SESSION}", input=spec)
+        with open(TRANSCRIPTS, "a") as f:
+            f.write(f"==== {title}: {' '.join(argv)}\n{r.stdout}\n")
+        assert r.returncode == 0, f"{title}\n{r.stdout}{r.stderr}"
+        return r.stdout
+
+
+@pytest.fixture(scope="module")
+def box(booted_system, debs):  # noqa: F811
+    TRANSCRIPTS.unlink(missing_ok=True)
+    b = Box(booted_system)
+    # The Swift toolchain is a build tool only: out of sight for the whole life.
+    b.ok("if [ -d /opt/swift ]; then mount -t tmpfs -o ro,mode=0755 tmpfs /opt/swift; fi")
+    assert b.run("command -v swift").returncode != 0
+    # A container image's policy-rc.d (Docker's exits 101) forbids maintainer
+    # scripts to start services; a booted Debian system has none.
+    b.ok("rm -f /usr/sbin/policy-rc.d")
+    # Anything the host has of patternlock is not part of this life.
+    b.ok("rm -rf /etc/patternlock /var/lib/private/patternlock /var/lib/patternlock")
+    b.user = unique("plsu")
+    b.other = unique("plother")
+    for name in (b.user, b.other):
+        b.ok(f"useradd --create-home --shell /bin/bash {name}")
+        b.ok("chpasswd", input=f"{name}:{PASSWORD}\n")
+    b.ok(f"echo '{b.user} ALL=(ALL) ALL' > /etc/sudoers.d/{b.user} && chmod 440 /etc/sudoers.d/{b.user}")
+    b.before = b.ok(SNAPSHOT).splitlines()
+    b.pam_before = b.ok("cat /etc/pam.d/common-auth /etc/pam.d/common-account "
+                        "/etc/pam.d/common-session /etc/pam.d/common-password")
+    return b
+
+
+def installed_files(box):
+    out = box.ok("dpkg -L " + " ".join(PACKAGES))
+    return [line for line in out.splitlines() if line.startswith("/")]
+
+
+def test_apt_installs_both_packages_and_systemd_runs_the_daemon(box):
+    debs_in_build = " ".join(f"./{p.name}" for p in sorted(BUILD.glob("*.deb")))
+    out = box.ok(f"cd {BUILD} && apt-get install -y --no-install-recommends {debs_in_build} 2>&1")
+    assert "Created the key /etc/patternlock/key" in out, out
+    assert box.ok("stat -c '%s %a %U' /etc/patternlock/key").split() == ["32", "600", "root"]
+    # Socket activation: systemd listens, the first connection starts the daemon.
+    assert box.ok("systemctl is-active patternlockd.socket").strip() == "active"
+    assert box.ok("systemctl is-enabled patternlockd.socket").strip() == "enabled"
+    assert box.ok("stat -c '%a %U' /run/patternlock/socket").split() == ["666", "root"]
+    box.ok("patternlockd status")
+    assert box.ok("systemctl is-active patternlockd.service").strip() == "active"
+    # No toolchain anywhere in sight, and the daemon needs none.
+    assert "/opt/swift" not in box.ok("ldd /usr/sbin/patternlockd")
+    assert box.ok("patternlockd --version").strip() == f"patternlockd {upstream_version()}"
+    assert box.ok("ps -o uid= -C patternlockd").strip() not in ("", "0"), "the daemon must not run as root"
+    # Installing changes nobody's login until the administrator says so.
+    assert box.ok("grep -rl pam_patternlock /etc/pam.d || true").strip() == ""
+    assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
+
+
+def test_su_and_login_on_a_terminal_take_the_pattern(box):
+    u = box.user
+    box.ok(f"patternlockd enroll {u}", input=f"{PATTERN}\n{PATTERN}\n")
+    box.ok("pam-auth-update --enable patternlock")
+    assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+
+    # su from an unprivileged user: the grid, the pattern, a shell as the user.
+    out = box.terminal("su with a pattern", ["su", "-", u, "-c", "echo SU-OK $(id -un)"], [
+        ["expect", "7 8 9"], ["expect", "Pattern: "], ["secret", PATTERN + "\n"],
+        ["expect", f"SU-OK {u}"], ["eof"]], as_user=box.other)
+    assert "Password" not in out
+
+    # A console login: /bin/login on a terminal, as getty starts it.
+    out = box.terminal("login with a pattern", ["login", u], [
+        ["expect", "Pattern: "], ["secret", PATTERN + "\n"],
+        ["expect", r"\$ "], ["send", "echo LOGIN-OK $(id -un) $(tty)\n"],
+        ["expect", f"LOGIN-OK {u} /dev/pts/"], ["send", "exit\n"], ["eof"]])
+    assert "Password" not in out
+
+
+def sudo_steps(*middle):
+    return [["expect", "Pattern: "], *middle, ["expect", "SUDO-OK root"], ["eof"]]
+
+
+def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(box):
+    u = box.user
+    sudo = ["sudo", "-k", "sh", "-c", "echo SUDO-OK $(id -un)"]
+    out = box.terminal("sudo with the right pattern", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
+    assert "password for" not in out
+
+    for left in (4, 3, 2, 1):
+        noun = "attempt" if left == 1 else "attempts"
+        box.terminal(f"sudo with a wrong pattern ({left} left)", sudo, sudo_steps(
+            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"],
+            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
+    box.terminal("sudo with the fifth wrong pattern", sudo, sudo_steps(
+        ["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
+        ["expect", f"patternlockd reset {u}"],
+        ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
+
+    # Locked: no pattern prompt at all, the way out named, the password still works.
+    out = box.terminal("sudo while locked", sudo, [
+        ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
+        ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"], ["eof"]], as_user=u)
+    assert "Pattern: " not in out
+    assert "LOCKED" in box.ok(f"patternlockd status {u}")
+
+    box.ok(f"patternlockd reset {u}")
+    out = box.terminal("sudo after patternlockd reset", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
+    assert "password for" not in out
+
+
+def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):
+    u = box.user
+    newer = debian_version() + "+upgrade1"
+    # The same binaries repacked with a higher version: an upgrade as apt runs it,
+    # without compiling anything twice.
+    box.ok("rm -rf /tmp/upgrade && mkdir /tmp/upgrade && cd /tmp/upgrade && "
+           f"for deb in {BUILD}/*.deb; do n=$(basename $deb .deb); dpkg-deb -R $deb $n && "
+           f"sed -i 's/^Version: .*/Version: {newer}/' $n/DEBIAN/control && "
+           f"dpkg-deb --root-owner-group -b $n ${{n%%_*}}_{newer}_${{n##*_}}.deb >/dev/null && rm -r $n; done")
+    key = box.ok("sha256sum /etc/patternlock/key")
+    records = box.ok("ls /var/lib/private/patternlock")
+    pid = box.ok("systemctl show -p MainPID --value patternlockd.service").strip()
+    assert pid != "0", "the daemon should be running before the upgrade"
+
+    out = box.ok("cd /tmp/upgrade && apt-get install -y ./*.deb 2>&1")
+    assert "Created the key" not in out
+    for name in PACKAGES:
+        assert box.ok(f"dpkg-query -W -f='${{Version}}' {name}") == newer
+    assert box.ok("sha256sum /etc/patternlock/key") == key
+    assert box.ok("ls /var/lib/private/patternlock") == records
+    # The old daemon is gone; the next connection runs the new one.
+    assert box.run(f"kill -0 {pid}").returncode != 0, "the daemon was not restarted"
+    box.ok(f"patternlockd verify {u}", input=PATTERN + "\n")
+    assert box.ok("systemctl is-active patternlockd.service").strip() == "active"
+    assert box.ok("systemctl show -p MainPID --value patternlockd.service").strip() not in ("0", pid)
+    assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+
+
+def test_remove_refuses_while_a_hand_written_pam_line_names_the_module(box):
+    service = unique("plhand")
+    box.ok(f"echo 'auth required pam_patternlock.so' > /etc/pam.d/{service}")
+    r = box.run("apt-get remove -y libpam-patternlock 2>&1")
+    assert r.returncode != 0
+    assert f"/etc/pam.d/{service}" in r.stdout and "Nothing was removed" in r.stdout, r.stdout
+    # Refused before anything changed: the module, and the profile in common-auth.
+    assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
+    assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+    assert box.ok("dpkg-query -W -f='${Status}' libpam-patternlock") == "install ok installed"
+    box.ok(f"rm /etc/pam.d/{service}")
+
+
+def test_remove_takes_the_module_out_of_pam_first_and_passwords_still_work(box):
+    u = box.user
+    box.ok("apt-get remove -y " + " ".join(PACKAGES) + " 2>&1")
+    assert box.ok("grep -rl pam_patternlock /etc/pam.d || true").strip() == ""
+    assert box.run("ls /lib/*/security/pam_patternlock.so").returncode != 0
+    assert box.run("test -e /usr/sbin/patternlockd").returncode != 0
+    assert box.run("systemctl is-active patternlockd.socket").stdout.strip() == "inactive"
+    # Remove keeps the key and the patterns, for a reinstall.
+    assert box.ok("stat -c %s /etc/patternlock/key").strip() == "32"
+    assert box.ok("ls /var/lib/private/patternlock").strip()
+
+    out = box.terminal("login with the password after remove", ["login", u], [
+        ["expect", "Password: "], ["secret", PASSWORD + "\n"],
+        ["expect", r"\$ "], ["send", "echo LOGIN-OK $(id -un)\n"],
+        ["expect", f"LOGIN-OK {u}"], ["send", "exit\n"], ["eof"]])
+    assert "Pattern" not in out
+    box.terminal("su with the password after remove", ["su", "-", u, "-c", "echo SU-OK $(id -un)"], [
+        ["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", f"SU-OK {u}"], ["eof"]],
+        as_user=box.other)
+
+
+def test_purge_leaves_no_file_of_the_packages_behind(box):
+    box.ok("apt-get purge -y " + " ".join(PACKAGES) + " 2>&1")
+    for path in ("/etc/patternlock", "/var/lib/private/patternlock", "/var/lib/patternlock"):
+        assert box.run(f"test -e {path} || test -L {path}").returncode != 0, f"{path} survived the purge"
+    after = box.ok(SNAPSHOT).splitlines()
+    assert sorted(set(after) - set(box.before)) == [], "left behind by the packages"
+    assert sorted(set(box.before) - set(after)) == [], "removed although not the packages'"
+    assert box.ok("cat /etc/pam.d/common-auth /etc/pam.d/common-account "
+                  "/etc/pam.d/common-session /etc/pam.d/common-password") == box.pam_before
+    assert box.run("dpkg-query -W " + " ".join(PACKAGES)).returncode != 0

@@ -1,0 +1,76 @@
+"""layout=numpad and `--layout numpad`: on a keyboard's numeric keypad 7 8 9 is
+the top row, and the same drawn shape is the same pattern as on a phone. Through
+the real libpam (the harness and pamtester with a real /etc/pam.d service), the
+real daemon and the real CLI."""
+import subprocess
+
+import pytest
+
+pytest.register_assert_rewrite("pam_support")
+
+from pam_support import (GRID, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, failures, on, unique,
+                         wrong)
+from test_pam_sudo import module_line, pam_service, pamtester  # noqa: F401 (fixture)
+
+pytest_plugins = ["pam_support"]
+
+# RIGHT is 1235 on the phone layout: the top row and the centre. On a numeric
+# keypad the top row is 7 8 9, so the same shape is typed 7895.
+NUMPAD_RIGHT = RIGHT.translate(str.maketrans("123789", "789123"))
+NUMPAD_GRID = ("Pattern unlock for {user}: type the dots in order.\n"
+               "  7 8 9\n  4 5 6\n  1 2 3")
+
+
+def test_the_same_shape_on_the_numeric_keypad_unlocks_the_phone_pattern(pam, live, enrolled):
+    assert NUMPAD_RIGHT == "7895"
+    r = pam.authenticate(enrolled, NUMPAD_RIGHT, args=[on(live), "layout=numpad"])
+    assert r.code == PAM_SUCCESS, r
+    assert r.events == [("TEXT_INFO", NUMPAD_GRID.format(user=enrolled)),
+                        ("PROMPT_ECHO_OFF", "Pattern: ")]
+
+
+def test_with_layout_numpad_the_phone_digits_are_another_shape(pam, live, enrolled):
+    # 1235 on a numpad is the bottom row and the centre: a wrong pattern, counted.
+    r = pam.authenticate(enrolled, RIGHT, args=[on(live), "layout=numpad"])
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.errors == [wrong(4)]
+    assert failures(live, enrolled) == 1
+
+
+def test_layout_phone_and_an_unknown_layout_keep_the_phone_keys(pam, live, enrolled):
+    for option in ("layout=phone", "layout=qwerty"):
+        r = pam.authenticate(enrolled, RIGHT, args=[on(live), option])
+        assert r.code == PAM_SUCCESS, (option, r)
+        assert r.infos == [GRID.format(user=enrolled)]
+
+
+def test_pamtester_unlocks_with_the_numpad_shape(pam_service, pam_module, live, enrolled):
+    service = pam_service([module_line("required", pam_module, live.socket, "layout=numpad")])
+    ok = pamtester(service, enrolled, NUMPAD_RIGHT + "\n")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "successfully authenticated" in ok.stdout + ok.stderr
+    assert NUMPAD_GRID.format(user=enrolled) in ok.stdout + ok.stderr
+    bad = pamtester(service, enrolled, RIGHT + "\n")
+    assert bad.returncode != 0 and wrong(4) in bad.stderr, bad.stdout + bad.stderr
+
+
+# ---- the CLI ---------------------------------------------------------------------
+
+def test_enroll_on_the_numpad_stores_the_same_pattern_as_the_phone(daemon, make_users):
+    user, = make_users()
+    # An L down the left column and along the bottom: 14789 on a phone, 74123 on a numpad.
+    r = daemon.cli("enroll", "--layout", "numpad", user, input="74123\n74123\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert daemon.request(f"VERIFY user={user} pattern=14789") == "OK"
+    r = daemon.cli("verify", "--layout", "numpad", user, input="74123\n")
+    assert r.returncode == 0 and "Pattern accepted." in r.stdout, r.stdout + r.stderr
+    r = daemon.cli("verify", user, input="74123\n")
+    assert r.returncode == 1, r.stdout + r.stderr
+
+
+def test_an_unknown_layout_is_refused_and_changes_nothing(daemon, make_users):
+    user, = make_users()
+    r = daemon.cli("enroll", "--layout", "qwerty", user, input="74123\n74123\n")
+    assert r.returncode == 64, r.stdout + r.stderr
+    assert "qwerty" in r.stderr and "phone" in r.stderr and "numpad" in r.stderr
+    assert "enrolled=0" in daemon.request(f"STATUS user={user}")

@@ -1,0 +1,15 @@
+# The version: one place, the newest entry of debian/changelog (dch -v 0.2.0-1
+# bumps it). `patternlockd --version` prints its upstream part, compiled in from
+# the committed Sources/patternlockd/Version.swift: after a changelog bump run
+# `make version-swift` and commit both. test_deb.py fails while they disagree.
+# (Not a make prerequisite: a fresh clone's checkout order of the two files would
+# otherwise decide whether `make -q` thinks the daemon is out of date.)
+.PHONY: version version-swift
+version:
+	@sh scripts/version.sh
+
+version-swift:
+	@sh scripts/version.sh swift | cmp -s - Sources/patternlockd/Version.swift || { \
+		sh scripts/version.sh swift > Sources/patternlockd/Version.swift.tmp && \
+		mv -f Sources/patternlockd/Version.swift.tmp Sources/patternlockd/Version.swift && \
+		echo "Version.swift: $$(sh scripts/version.sh)"; }
