@@ -1,5 +1,6 @@
 # patternlock — build, test and install.
 #   make            build/patternlockd (release) and build/pam_patternlock.so
+#   make fleet      build/patternlockd-fleet: the daemon with the PostgreSQL store (fleets)
 #   make check      every test (Swift unit tests in release, then the system tests)
 #   make install    honours DESTDIR and PREFIX
 
@@ -17,9 +18,10 @@ PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
 PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
 	-Wl,--version-script=pam/pam_patternlock.map
 
+
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all check test-swift test-system clean pam-headers
+.PHONY: all fleet check test-swift test-system clean pam-headers
 # pam-headers first: without libpam0g-dev the module cannot build, and saying so
 # before minutes of Swift build beats a compiler error after them.
 all: pam-headers build/patternlockd build/pam_patternlock.so
@@ -46,6 +48,16 @@ build/patternlockd: $(SWIFT_SRC) Makefile
 	@mkdir -p build
 	cp "$$($(SWIFT) build -c release --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
 
+# The fleet-capable daemon (PostgreSQL store, issue 9): the same sources with the
+# PostgreSQL trait, which pulls in SwiftNIO and postgres-nio (a first build takes
+# minutes). Its own build folder, so switching between the two never rebuilds either.
+FLEET_BUILD := -c release --product patternlockd --static-swift-stdlib $(SWIFT_LINK_HARDENING) --traits PostgreSQL --scratch-path .build-fleet
+fleet: build/patternlockd-fleet
+build/patternlockd-fleet: $(SWIFT_SRC) Makefile
+	$(SWIFT) build $(FLEET_BUILD)
+	@mkdir -p build
+	cp "$$($(SWIFT) build $(FLEET_BUILD) --show-bin-path)/patternlockd" $@.tmp && mv -f $@.tmp $@
+
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
 	@$(PAM_HEADER_CHECK)
 	@mkdir -p build
@@ -56,11 +68,11 @@ check: all test-swift test-system fuzz-short
 test-swift:
 	$(SWIFT) test -c release
 
-test-system: all
+test-system: all build/patternlockd-fleet
 	$(PYTHON) -m pytest -v Tests/system
 
 clean:
-	rm -rf build .build
+	rm -rf build .build .build-fleet
 
 # Further targets (install, demo, bench, fuzz, stress) live in mk/*.mk.
 include $(sort $(wildcard mk/*.mk))

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -7,21 +7,37 @@ let package = Package(
         .executable(name: "patternlockd", targets: ["patternlockd"]),
         .library(name: "PatternLock", targets: ["PatternLock"]),
     ],
+    // Fleet mode (one PostgreSQL database for many hosts) needs SwiftNIO and
+    // postgres-nio, which take minutes to build: only `--traits PostgreSQL`
+    // (`make fleet`) builds them. The default daemon stays small and quick to build.
+    traits: [
+        .trait(name: "PostgreSQL", description: "The PostgreSQL store for fleets of hosts (serve --store postgresql://...)."),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // SHA-256 compression with SHA-NI (x86-64) / ARMv8 SHA-2, chosen at run time.
         .target(name: "CSHA256"),
         // What Swift cannot spell: SO_PEERCRED, getrandom, explicit_bzero.
         .target(name: "CPatternLockShims"),
-        // Pattern rules, crypto, credentials, lockout, store. No sockets.
+        // Pattern rules, crypto, credentials, lockout, the Store seam and the file store. No sockets, no NIO.
         .target(name: "PatternLock", dependencies: ["CSHA256", "CPatternLockShims"]),
+        // The PostgreSQL store. Without the PostgreSQL trait it compiles to nothing and pulls in no NIO.
+        .target(
+            name: "PatternLockPostgres",
+            dependencies: [
+                "PatternLock",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ]),
         .executableTarget(
             name: "patternlockd",
             dependencies: [
                 "PatternLock", "CPatternLockShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam")]),

@@ -17,6 +17,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DAEMON = ROOT / "build" / "patternlockd"
+FLEET_DAEMON = ROOT / "build" / "patternlockd-fleet"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SAMPLE = int(os.environ.get("BENCH_SAMPLE", "3000000"))
 OPENSSL_NO_SHANI = ":~0x20000000"   # mask the SHA extensions bit of OPENSSL_ia32cap
@@ -50,14 +51,19 @@ def openssl(masked):
 
 
 class Daemon:
-    def __init__(self, base, iterations):
+    def __init__(self, base, iterations, store=None, key=None):
         self.base = base
         self.socket = str(base / "socket")
         (base / "etc").mkdir(mode=0o700)
         self.log = base / "daemon.log"
+        if key:
+            (base / "etc" / "key").write_bytes(key)
+            (base / "etc" / "key").chmod(0o600)
+        fleet = ["--store", store] if store else []
         self.proc = subprocess.Popen(
-            [str(DAEMON), "serve", "--socket", self.socket, "--state-dir", str(base / "state"),
-             "--key-file", str(base / "etc" / "key"), "--iterations", str(iterations)],
+            [str(FLEET_DAEMON if store else DAEMON), "serve", "--socket", self.socket, "--state-dir", str(base / "state"),
+             "--key-file", str(base / "etc" / "key"), "--iterations", str(iterations),
+             "--policy-threshold", "0"] + fleet,
             stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"))
         for _ in range(200):
             try:
@@ -139,6 +145,48 @@ def daemon_figures():
                 one_ms=one * 1e3, both_ms=both * 1e3, ratio=both / one)
 
 
+def fleet_figures():
+    """The PostgreSQL store (issue 9) on a private server on this machine: a VERIFY's
+    cost beyond the hash through the database, and three hosts' daemons verifying
+    three users at once against one daemon verifying one."""
+    sys.path.insert(0, str(ROOT / "Tests" / "system"))
+    from pg_support import PostgresServer
+    iterations = 600000
+    with tempfile.TemporaryDirectory(prefix="patternlock-bench-fleet-") as tmp:
+        base = pathlib.Path(tmp)
+        base.chmod(0o755)
+        server = PostgresServer(base / "pg", durable=True).init()
+        hosts = []
+        try:
+            key = os.urandom(32)
+            for i in range(3):
+                (base / f"h{i}").mkdir()
+                hosts.append(Daemon(base / f"h{i}", iterations, store=server.socket_url(), key=key))
+            users = ["root", "daemon", "bin"]
+            for u in users:
+                assert hosts[0].request(f"ENROLL user={u} pattern=1397").startswith("OK")
+            d = hosts[0]
+            before = len(d.hash_ms())
+            rtts = timed(lambda: d.request("VERIFY user=root pattern=1397"), 15)
+            hashes = d.hash_ms()[before:]
+            overhead = statistics.median(r * 1e3 - h for r, h in zip(rtts, hashes))
+            one = statistics.median(timed(lambda: d.request("VERIFY user=root pattern=1397"), 7))
+
+            def three():
+                ts = [threading.Thread(target=lambda h=h, u=u: h.request(f"VERIFY user={u} pattern=1397"))
+                      for h, u in zip(hosts, users)]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+            all_three = statistics.median(timed(three, 7))
+        finally:
+            for h in hosts:
+                h.stop()
+            server.remove()
+    return dict(overhead_ms=overhead, one_ms=one * 1e3, three_ms=all_three * 1e3, ratio=all_three / one)
+
+
 def parallel_control():
     """How this machine scales two CPU-bound hashers: the ceiling for the daemon's
     two-verify figure, measured in the same run with OpenSSL."""
@@ -187,6 +235,16 @@ def main():
     print(f"  idle resident memory            {f['rss_mib']:7.1f} MiB (goal < 20 MB); after the runs {f['rss_after_mib']:.1f} MiB")
     print(f"  one VERIFY                      {f['one_ms']:7.2f} ms")
     print(f"  two VERIFYs of two users at once{f['both_ms']:7.2f} ms  → {f['ratio']:.2f}x one (goal <= 1.15x on 2 cores)")
+    print()
+    if FLEET_DAEMON.exists():
+        g = fleet_figures()
+        print("Fleet: the PostgreSQL store on loopback (a private server on a Unix socket, fsync on, 600,000 iterations)")
+        print(f"  VERIFY beyond the hash          {g['overhead_ms']:7.2f} ms  (file store above: {f['overhead_ms']:.2f} ms; goal < 5 ms)")
+        print(f"  one VERIFY, one daemon          {g['one_ms']:7.2f} ms")
+        print(f"  three users through three daemons at once {g['three_ms']:.2f} ms → {g['ratio']:.2f}x one "
+              f"(three hashes on {os.cpu_count()} cores: {3 / max(1, min(3, os.cpu_count())):.1f}x is the CPU's floor)")
+    else:
+        print("Fleet: build/patternlockd-fleet is missing (make fleet); no fleet figures.")
     control = parallel_control()
     print(f"  control: two OpenSSL PBKDF2 processes at once take {control:.2f}x one on this machine "
           f"(1.0x = two real cores; 2.0x = one core's worth of hashing)")

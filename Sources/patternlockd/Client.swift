@@ -20,14 +20,15 @@ enum Exit {
     /// Not allowed for the one who asked.
     static let denied = ExitCode(5)
     /// The daemon cannot be reached: no socket, nothing listening, not root's, no
-    /// answer in time. Only this.
+    /// answer in time; or, in a fleet, its database cannot be reached (nothing was
+    /// checked or counted). Only this.
     static let unavailable = ExitCode(6)
     /// The daemon was reached but could not do it: busy, its store failed, or an
     /// answer this client does not understand.
     static let daemonError = ExitCode(7)
 
     /// For `--help`.
-    static let summary = "Exit status: 0 done, 1 wrong pattern, 2 locked, 3 no pattern, 4 input refused (nothing counted or changed), 5 permission denied, 6 daemon unreachable, 7 daemon error, 64 usage error."
+    static let summary = "Exit status: 0 done, 1 wrong pattern, 2 locked, 3 no pattern, 4 input refused (nothing counted or changed), 5 permission denied, 6 daemon (or its fleet database) unreachable, 7 daemon error, 64 usage error."
 }
 
 /// A runtime failure of a client command: a sentence for stderr and an exit code.
@@ -147,6 +148,8 @@ func failure(for reply: Reply, user: String, current: Bool = false) -> ClientErr
             return ClientError(description: "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.", code: Exit.denied)
         case "store_failed":
             return ClientError(description: "patternlockd could not read or write its state; nothing was changed. See its log (journalctl -u patternlockd).", code: Exit.daemonError)
+        case "store_unavailable":
+            return ClientError(description: "patternlockd cannot reach its database now; nothing was checked or counted. Try again when the database is back, and see the log (journalctl -u patternlockd).", code: Exit.unavailable)
         case "record_unreadable":
             return ClientError(description: "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. Ask one to run: patternlockd remove \(user)", code: Exit.daemonError)
         default:

@@ -25,7 +25,7 @@ struct PatternLockd: ParsableCommand {
             command talks to it over its socket.
             """,
         version: "patternlockd \(PatternLockVersion.current)",
-        subcommands: [Serve.self, Enroll.self, Verify.self, Status.self, Reset.self, Remove.self, Policy.self, Benchmark.self]
+        subcommands: [Serve.self, Enroll.self, Verify.self, Status.self, Reset.self, Remove.self, Policy.self, Benchmark.self, Db.self]
     )
 }
 

@@ -27,7 +27,10 @@ struct RequestHandler: Sendable {
         case .status(let user):
             logFields = [Log.field("user", user)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            replies = [.status(service.status(user: user))]
+            switch service.statusOrError(user: user) {
+            case .success(let status): replies = [.status(status)]
+            case .failure(let e): replies = [Self.storeError(e)]
+            }
 
         case .verify(let user, let pattern, let context):
             logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
@@ -80,7 +83,7 @@ struct RequestHandler: Sendable {
             switch service.reset(user: user) {
             case nil: replies = [.notEnrolled]
             case .success(let n)?: replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure?: replies = [.error("store_failed")]
+            case .failure(let e)?: replies = [Self.storeError(e)]
             }
 
         case .resetAll:
@@ -88,16 +91,26 @@ struct RequestHandler: Sendable {
             guard isRoot else { replies = [.denied]; break }
             switch service.resetAll() {
             case .success(let n): replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure: replies = [.error("store_failed")]
+            case .failure(let e): replies = [Self.storeError(e)]
             }
 
         case .list:
             guard isRoot else { replies = [.denied]; break }
-            replies = service.users().map { .user($0) } + [.end]
+            switch service.users() {
+            case .success(let users): replies = users.map { .user($0) } + [.end]
+            case .failure(let e): replies = [Self.storeError(e)]
+            }
         }
 
         log(request, logFields, replies: replies, peerUID: peerUID)
         return replies
+    }
+
+    /// A store that cannot be reached (a fleet's database) says so apart from one
+    /// that failed to read or write; both are unavailable to the client.
+    static func storeError(_ error: StoreError) -> Reply {
+        if case .unavailable = error { return .error("store_unavailable") }
+        return .error("store_failed")
     }
 
     private func hashField(_ milliseconds: Double?) -> [String] {

@@ -45,6 +45,8 @@ extension PatternLockd {
 
         @OptionGroup(title: "Enroll policy") var policyOptions: PolicyOptions
 
+        @OptionGroup(title: "Fleet (one PostgreSQL database for many hosts)") var storeOptions: Fleet.StoreOptions
+
         func validate() throws {
             guard (0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) else {
                 throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
@@ -53,6 +55,7 @@ extension PatternLockd {
             if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
                 throw ValidationError("--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
             }
+            _ = try storeOptions.parsedURL()
         }
 
         func run() throws {
@@ -74,10 +77,14 @@ extension PatternLockd {
             case .success(let p): policy = p
             }
 
+            let databaseURL = try storeOptions.parsedURL()
             let stateExisted = Self.exists(stateDir)
-            let store: Store
-            do { store = try Store(directory: stateDir, exclusive: true) } catch { try die(error.description) }
-            if !stateExisted {
+            var fileStore: FileStore?
+            if databaseURL == nil {
+                do { fileStore = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) }
+                catch { try die(error.description) }
+            }
+            if !stateExisted && fileStore != nil {
                 let dir = stateDir
                 undo.append {
                     _ = Sys.unlink("\(dir)/.lock")
@@ -91,8 +98,9 @@ extension PatternLockd {
             let keyDirectoryExisted = Self.exists(Sys.splitPath(key.path).0)
             let pepper: Pepper
             do {
-                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential, stateDirectory: stateDir,
-                                          existingRecords: store.users().count)
+                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential,
+                                          stateDirectory: fileStore == nil ? nil : stateDir,
+                                          existingRecords: fileStore?.users().count ?? 0)
             } catch {
                 if !keyExisted && Self.exists(key.path) { _ = Sys.unlink(key.path) }
                 try die(error.description)
@@ -107,7 +115,7 @@ extension PatternLockd {
             }
 
             let backend = SHA256Backend.default
-            let target: Int
+            var target: Int
             if let iterations {
                 target = iterations
                 Log.info("using \(target) iterations (--iterations), SHA-256 \(backend)")
@@ -116,8 +124,26 @@ extension PatternLockd {
                 target = Calibration.iterations(forMilliseconds: budget, rate: rate)
                 Log.info("calibrated \(target) iterations for \(budget) ms per verify (SHA-256 \(backend), \(Int(rate)) iterations/s)")
             }
-            let service = PatternService(store: store, pepper: pepper,
-                                         policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
+            let store: any Store
+            if let fileStore {
+                store = fileStore
+            } else {
+                #if PostgreSQL
+                guard let databaseURL else { return }
+                do {
+                    let fleet = try Fleet.open(databaseURL, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
+                                               proposal: .init(iterations: target, unlockAfter: unlockAfter))
+                    if fleet.iterations != target || fleet.policy.unlockAfter != unlockAfter {
+                        Log.info("the fleet's settings apply: \(fleet.iterations) iterations, unlock after \(fleet.policy.unlockAfter) s (change them with patternlockd db settings)")
+                    }
+                    target = fleet.iterations
+                    store = fleet
+                } catch { try die(error.description) }
+                #else
+                try die(Fleet.notBuilt)
+                #endif
+            }
+            let service = PatternService(store: store, pepper: pepper, targetIterations: target,
                                          backend: backend, accountUID: { Accounts.uid(of: $0) })
 
             // The ranking is built once here, so neither enroll nor verify waits for it.
@@ -143,8 +169,8 @@ extension PatternLockd {
                 Log.info("stopping on signal \(sig)")
                 server.stop()
             }
-            Log.info(listener.created ? "listening on \(socket) (state \(stateDir), key \(key.path))"
-                                      : "listening on the socket from systemd (state \(stateDir))")
+            Log.info(listener.created ? "listening on \(socket) (state \(store.location), key \(key.path))"
+                                      : "listening on the socket from systemd (state \(store.location))")
             server.run()
             if listener.created { _ = Sys.unlink(socket) }
             Log.info("stopped")

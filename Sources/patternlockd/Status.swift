@@ -87,10 +87,12 @@ extension PatternLockd {
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }
             if !s.recent.isEmpty {
                 // Columns as wide as their longest cell (escaped), so long names do
-                // not push the next column out of line.
-                let header = ["When", "Service", "TTY", "Remote host", "From", "UID"]
+                // not push the next column out of line. In a fleet each failure also
+                // says which host counted it.
+                let fleet = s.recent.contains { !$0.host.isEmpty }
+                let header = ["When"] + (fleet ? ["Host"] : []) + ["Service", "TTY", "Remote host", "From", "UID"]
                 let rows = s.recent.map { f in
-                    [timestamp(f.when), f.service, f.tty, f.rhost, f.ruser, String(f.uid)]
+                    ([timestamp(f.when)] + (fleet ? [f.host] : []) + [f.service, f.tty, f.rhost, f.ruser, String(f.uid)])
                         .map { $0.isEmpty ? "-" : escaped($0) }
                 }
                 let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max() ?? 0 }

@@ -11,7 +11,7 @@ enum UnknownCommand {
         ("serve", "runs the daemon"), ("enroll", "sets or changes a pattern"), ("verify", "checks a pattern"),
         ("status", "shows enrolled users, their failures and lockouts"), ("reset", "unlocks a user"),
         ("remove", "deletes a user's pattern"), ("policy", "shows the enroll policy"),
-        ("benchmark", "measures PBKDF2 on this CPU"),
+        ("benchmark", "measures PBKDF2 on this CPU"), ("db", "sets up and fills a fleet's PostgreSQL database"),
     ]
 
     /// faillock's, fprintd's and other tools' words for the same jobs.

@@ -24,9 +24,9 @@ struct ServiceTests {
 
     func service(unlockAfter: Int64 = 0, target: Int = 600_000) throws -> PatternService {
         let c = clock, a = accounts
-        return PatternService(store: try Store(directory: base + "/state"), pepper: testPepper,
-                              policy: LockoutPolicy(unlockAfter: unlockAfter), targetIterations: target,
-                              clock: { c.now.load(ordering: .relaxed) }, accountUID: { a.uid($0) })
+        let store = try FileStore(directory: base + "/state", policy: LockoutPolicy(unlockAfter: unlockAfter),
+                                  clock: { c.now.load(ordering: .relaxed) })
+        return PatternService(store: store, pepper: testPepper, targetIterations: target, accountUID: { a.uid($0) })
     }
 
     func enroll(_ s: PatternService, _ user: String = "alice", _ pattern: SecretBytes = "1397") {
@@ -174,7 +174,7 @@ struct ServiceTests {
     @Test("A record written before uids were kept is bound to the account's uid by its next write")
     func unrecordedUID() throws {
         defer { removeDirectory(base) }
-        let store = try Store(directory: base + "/state")
+        let store = try FileStore(directory: base + "/state")
         let c = try Credential.make(pattern: try Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
         try store.save(UserRecord(user: "alice", uid: nil, credential: c))
         let s = try service()

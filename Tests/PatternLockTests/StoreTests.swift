@@ -7,7 +7,7 @@ struct StoreTests {
     @Test("The state directory is created 0700; records are written 0600 and read back")
     func createAndSave() throws {
         let base = temporaryDirectory(); defer { removeDirectory(base) }
-        let store = try Store(directory: base + "/state")
+        let store = try FileStore(directory: base + "/state")
         let attrs = try FileManager.default.attributesOfItem(atPath: base + "/state")
         #expect((attrs[.posixPermissions] as? Int) == 0o700)
         #expect(store.load("alice") == .missing)
@@ -28,13 +28,13 @@ struct StoreTests {
         try FileManager.default.createDirectory(atPath: base + "/open", withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o777])
         chmod(base + "/open", 0o777)
-        #expect(throws: Store.Error.self) { try Store(directory: base + "/open") }
+        #expect(throws: StoreError.self) { try FileStore(directory: base + "/open") }
     }
 
     @Test("A corrupt record is reported, never trusted")
     func corrupt() throws {
         let base = temporaryDirectory(); defer { removeDirectory(base) }
-        let store = try Store(directory: base + "/state")
+        let store = try FileStore(directory: base + "/state")
         try "patternlock-record-v1\nuser=bob\ncredential=garbage\n".write(toFile: base + "/state/bob", atomically: false, encoding: .utf8)
         guard case .corrupt = store.load("bob") else { Issue.record("expected corrupt"); return }
         try Data([0xff, 0x00, 0x12]).write(to: URL(fileURLWithPath: base + "/state/carol"))
@@ -44,9 +44,9 @@ struct StoreTests {
     @Test("Temp files left by a crash are removed at start")
     func staleTemps() throws {
         let base = temporaryDirectory(); defer { removeDirectory(base) }
-        _ = try Store(directory: base + "/state")
+        _ = try FileStore(directory: base + "/state")
         _ = FileManager.default.createFile(atPath: base + "/state/.alice.tmp.abc123", contents: Data("half".utf8))
-        _ = try Store(directory: base + "/state")
+        _ = try FileStore(directory: base + "/state")
         #expect(!FileManager.default.fileExists(atPath: base + "/state/.alice.tmp.abc123"))
     }
 

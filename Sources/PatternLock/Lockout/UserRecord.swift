@@ -9,14 +9,19 @@ public struct FailureEntry: Equatable, Sendable {
     /// is the program's, 0 for sudo and su, so this is what says who it was.
     /// Empty in entries written before it was kept.
     public var ruser: String
+    /// The host whose daemon counted the attempt: set in a fleet, where every host
+    /// shares one count; empty in the file store (always this host).
+    public var host: String
 
-    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "") {
+    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "",
+                host: String = "") {
         self.when = when
         self.uid = uid
         self.service = FailureEntry.clip(service)
         self.tty = FailureEntry.clip(tty)
         self.rhost = FailureEntry.clip(rhost)
         self.ruser = FailureEntry.clip(ruser)
+        self.host = FailureEntry.clip(host)
     }
 
     /// Fields are capped at 64 bytes so that a record and a STATUS line stay small.
@@ -26,25 +31,34 @@ public struct FailureEntry: Equatable, Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// `when,uid,service,tty,rhost,ruser`, each field percent-encoded on its own.
+    /// `when,uid,service,tty,rhost,ruser[,host]`, each field percent-encoded on its
+    /// own; the host only when there is one (a fleet).
     public var encoded: String {
-        [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
-         PercentEncoding.encode(rhost), PercentEncoding.encode(ruser)].joined(separator: ",")
+        var fields = [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
+                      PercentEncoding.encode(rhost), PercentEncoding.encode(ruser)]
+        if !host.isEmpty { fields.append(PercentEncoding.encode(host)) }
+        return fields.joined(separator: ",")
     }
 
-    /// Also reads the five fields of entries written before `ruser` was kept.
+    /// Also reads the five fields of entries written before `ruser` was kept, and the
+    /// seventh, `host`, of a fleet's.
     public init?(encoded: some StringProtocol) {
         let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
-        guard f.count == 5 || f.count == 6, let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
+        guard (5...7).contains(f.count), let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
               let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
               let rhost = PercentEncoding.decode(f[4])
         else { return nil }
         var ruser = ""
-        if f.count == 6 {
+        if f.count >= 6 {
             guard let r = PercentEncoding.decode(f[5]) else { return nil }
             ruser = r
         }
-        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost, ruser: ruser)
+        var host = ""
+        if f.count == 7 {
+            guard let h = PercentEncoding.decode(f[6]), !h.isEmpty else { return nil }
+            host = h
+        }
+        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost, ruser: ruser, host: host)
     }
 }
 

@@ -9,31 +9,29 @@ import Musl
 /// top of the store. It knows nothing of sockets; the daemon authorizes a request
 /// and then calls one of these methods.
 ///
-/// The attempt is written to disk before the hash is computed, and each user's
-/// attempts are serialized, so however many guesses arrive at once no more than
+/// The attempt is counted durably by the store before the hash is computed, and
+/// each user's attempts are serialized here (and, in a fleet, by the database across
+/// hosts), so however many guesses arrive at once no more than
 /// `policy.maxFailures` are evaluated between resets.
 public final class PatternService: Sendable {
-    public let store: Store
+    public let store: any Store
     let pepper: Pepper
-    public let policy: LockoutPolicy
+    /// The store's lockout rule (a fleet's is the database's).
+    public var policy: LockoutPolicy { store.policy }
     /// The iteration count new and re-hashed credentials get.
     public let targetIterations: Int
     public let backend: SHA256Backend
     private let locks = UserLocks()
-    private let clock: @Sendable () -> Int64
     /// The uid of an account by name (the password database), nil when there is none.
     private let accountUID: @Sendable (String) -> UInt32?
     private let hashes = Atomic<Int>(0)
 
-    public init(store: Store, pepper: Pepper, policy: LockoutPolicy, targetIterations: Int,
-                backend: SHA256Backend = .default, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
+    public init(store: any Store, pepper: Pepper, targetIterations: Int, backend: SHA256Backend = .default,
                 accountUID: @escaping @Sendable (String) -> UInt32?) {
         self.store = store
         self.pepper = pepper
-        self.policy = policy
         self.targetIterations = max(targetIterations, Credential.minimumIterations)
         self.backend = backend
-        self.clock = clock
         self.accountUID = accountUID
     }
 
@@ -46,7 +44,7 @@ public final class PatternService: Sendable {
     /// The user's record, when it is this account's: a record of a deleted or
     /// re-created account is not enrolled (never success); an unrecorded uid is
     /// bound to the account's now, for the next write to keep.
-    private func loadOwned(_ user: String) -> Store.Loaded {
+    private func loadOwned(_ user: String) -> Loaded {
         let loaded = store.load(user)
         guard case .record(var record) = loaded else { return loaded }
         let (owner, uid) = owner(of: record)
@@ -103,13 +101,14 @@ public final class PatternService: Sendable {
         locks.withLock(user) {
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
             let hashMilliseconds = hashTime.map { $0 * 1000 }
-            if outcome == .ok, var record {
+            if outcome == .ok, let record {
                 answer(outcome)
-                record.recordSuccess()
                 // The pattern was right; a failed write leaves the count high, never low.
-                try? store.save(record)
+                try? store.recordSuccess(record)
                 cleared(hashMilliseconds)
-                if rehashIfBelowTarget(&record, typed: typed) { try? store.save(record) }
+                if let fresh = rehashIfBelowTarget(record, typed: typed) {
+                    try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
+                }
             }
             return (outcome, hashMilliseconds)
         }
@@ -119,25 +118,33 @@ public final class PatternService: Sendable {
     /// under the user's lock. On `.ok` returns the record as stored before success.
     private func attempt(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32)
         -> (Outcome, UserRecord?, hashSeconds: Double?) {
-        var record: UserRecord
-        switch loadOwned(user) {
-        case .record(let r): record = r
-        case .unreadable: return (.error("store_failed"), nil, nil)
-        case .missing, .corrupt: return (.notEnrolled, nil, nil)
-        }
-        let now = clock()
-        if record.expireLock(now: now, policy: policy) {
-            do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
-        }
-        if record.isLocked(now: now, policy: policy) {
-            return (.locked(retryAfter: record.retryAfter(now: now, policy: policy)), nil, nil)
-        }
         let pattern: Pattern
-        do { pattern = try Pattern(typed: typed) } catch { return (.invalid(error), nil, nil) }
-        record.countAttempt(FailureEntry(when: now, uid: uid, service: context.service, tty: context.tty,
-                                         rhost: context.rhost, ruser: context.ruser), policy: policy)
-        // Durably counted before any hash is computed: fail closed if we cannot write.
-        do { try store.save(record) } catch { return (.error("store_failed"), nil, nil) }
+        do { pattern = try Pattern(typed: typed) } catch {
+            // Not counted. A locked user hears LOCKED whatever it typed; one not
+            // enrolled hears that first.
+            switch loadOwned(user) {
+            case .record(let r):
+                let now = store.now()
+                if r.isLocked(now: now, policy: policy) {
+                    return (.locked(retryAfter: r.retryAfter(now: now, policy: policy)), nil, nil)
+                }
+                return (.invalid(error), nil, nil)
+            case .unreadable: return (.error("store_failed"), nil, nil)
+            case .unavailable: return (.error("store_unavailable"), nil, nil)
+            case .missing, .corrupt: return (.notEnrolled, nil, nil)
+            }
+        }
+        let entry = FailureEntry(when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
+                                 ruser: context.ruser)
+        // Durably counted before any hash is computed: fail closed if the store cannot count.
+        let record: UserRecord, now: Int64
+        switch store.countAttempt(user: user, accountUID: accountUID(user), entry: entry) {
+        case .failed: return (.error("store_failed"), nil, nil)
+        case .unavailable: return (.error("store_unavailable"), nil, nil)
+        case .missing, .corrupt: return (.notEnrolled, nil, nil)
+        case .locked(let retryAfter): return (.locked(retryAfter: retryAfter), nil, nil)
+        case .counted(let r, let t): (record, now) = (r, t)
+        }
         hashes.add(1, ordering: .relaxed)
         let start = Calibration.now()
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
@@ -147,14 +154,13 @@ public final class PatternService: Sendable {
                 record, elapsed)
     }
 
-    /// Gives the record a credential at the target iteration count; false when it
-    /// has one already (or the new one cannot be made).
-    private func rehashIfBelowTarget(_ record: inout UserRecord, typed: SecretBytes) -> Bool {
+    /// A credential at the target iteration count for a record below it; nil when
+    /// it has one already (or the new one cannot be made).
+    private func rehashIfBelowTarget(_ record: UserRecord, typed: SecretBytes) -> Credential? {
         guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
               let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
-        else { return false }
-        record.credential = fresh
-        return true
+        else { return nil }
+        return fresh
     }
 
     // MARK: - Enroll and remove
@@ -177,6 +183,7 @@ public final class PatternService: Sendable {
                 case .missing: break
                 case .corrupt: return .error("record_unreadable")
                 case .unreadable: return .error("store_failed")
+                case .unavailable: return .error("store_unavailable")
                 case .record:
                     guard let current else { return .currentRequired }
                     let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
@@ -186,6 +193,8 @@ public final class PatternService: Sendable {
             do {
                 let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
                 try store.save(UserRecord(user: user, uid: accountUID, credential: credential))
+            } catch StoreError.unavailable {
+                return .error("store_unavailable")
             } catch {
                 return .error("store_failed")
             }
@@ -202,6 +211,7 @@ public final class PatternService: Sendable {
             case .missing: return .notEnrolled
             case .corrupt where !byAdministrator: return .notEnrolled
             case .unreadable where !byAdministrator: return .error("store_failed")
+            case .unavailable: return .error("store_unavailable")
             default: break
             }
             if !byAdministrator {
@@ -209,7 +219,10 @@ public final class PatternService: Sendable {
                 let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                 guard outcome == .ok else { return outcome }
             }
-            do { try store.remove(user) } catch { return .error("store_failed") }
+            do throws(StoreError) { try store.remove(user) } catch {
+                if case .unavailable = error { return .error("store_unavailable") }
+                return .error("store_failed")
+            }
             return .ok
         }
     }
@@ -229,20 +242,27 @@ public final class PatternService: Sendable {
     }
 
     /// Clears one user's failure count and lock. nil when the user has no record.
-    public func reset(user: String) -> Result<ResetCount, Store.Error>? {
-        locks.withLock(user) { () -> Result<ResetCount, Store.Error>? in
-            guard case .record(let record) = store.load(user) else { return nil }
-            return clear(record)
+    public func reset(user: String) -> Result<ResetCount, StoreError>? {
+        locks.withLock(user) { () -> Result<ResetCount, StoreError>? in
+            let before: UserRecord?
+            do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
+            guard let before else { return nil }
+            return .success(cleared(before))
         }
     }
 
     /// Clears every user's failure count and lock.
-    public func resetAll() -> Result<ResetCount, Store.Error> {
+    public func resetAll() -> Result<ResetCount, StoreError> {
         var total = ResetCount()
-        for user in store.users() {
-            let r: Result<ResetCount, Store.Error> = locks.withLock(user) {
-                guard case .record(let record) = store.load(user) else { return .success(ResetCount()) }
-                return clear(record)
+        let users: [String]
+        do throws(StoreError) { users = try store.users() } catch { return .failure(error) }
+        for user in users {
+            let r: Result<ResetCount, StoreError> = locks.withLock(user) {
+                guard case .record(let record) = store.load(user), record.failures > 0 || record.lockedSince != 0
+                else { return .success(ResetCount()) }
+                let before: UserRecord?
+                do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
+                return .success(before.map { cleared($0) } ?? ResetCount())
             }
             switch r {
             case .failure(let e): return .failure(e)
@@ -254,15 +274,12 @@ public final class PatternService: Sendable {
         return .success(total)
     }
 
-    /// Under the user's lock: writes the record back cleared when it had anything
-    /// to clear (a record with nothing counted is left as it is).
-    private func clear(_ record: UserRecord) -> Result<ResetCount, Store.Error> {
-        guard record.failures > 0 || record.lockedSince != 0 else { return .success(ResetCount()) }
-        let wasLocked = record.isLocked(now: clock(), policy: policy)
-        var cleared = record
-        cleared.recordSuccess()
-        do throws(Store.Error) { try store.save(cleared) } catch { return .failure(error) }
-        return .success(ResetCount(cleared: 1, locked: wasLocked ? 1 : 0))
+    /// What clearing `record` (the record as it was) changed; the store leaves a
+    /// record with nothing counted as it is.
+    private func cleared(_ record: UserRecord) -> ResetCount {
+        guard record.failures > 0 || record.lockedSince != 0 else { return ResetCount() }
+        let wasLocked = record.isLocked(now: store.now(), policy: policy)
+        return ResetCount(cleared: 1, locked: wasLocked ? 1 : 0)
     }
 
     /// Under the user's lock, like every other request about the user: a verify
@@ -270,32 +287,42 @@ public final class PatternService: Sendable {
     /// must not show the old count (or a lock the success has lifted). It waits at
     /// most for one hash of that user.
     public func status(user: String) -> UserStatus {
+        (try? statusOrError(user: user).get()) ?? UserStatus(user: user, corrupt: true)
+    }
+
+    /// `status`, or why the store cannot say now (a fleet's database down).
+    public func statusOrError(user: String) -> Result<UserStatus, StoreError> {
         locks.withLock(user) { unlockedStatus(user: user) }
     }
 
-    private func unlockedStatus(user: String) -> UserStatus {
-        let now = clock()
-        switch store.load(user) {
+    private func unlockedStatus(user: String) -> Result<UserStatus, StoreError> {
+        let loaded = store.load(user)
+        switch loaded {
         case .missing:
-            return UserStatus(user: user)
+            return .success(UserStatus(user: user))
+        case .unavailable(let why):
+            return .failure(.unavailable(why))
         case .corrupt, .unreadable:
-            return UserStatus(user: user, corrupt: true)
+            return .success(UserStatus(user: user, corrupt: true))
         case .record(let r):
             let (owner, _) = owner(of: r)
             guard owner.isAccount else {
                 // Not enrolled for the account that has the name now; root's status
                 // shows whose it was.
-                return UserStatus(user: user, owner: owner, recent: r.recent)
+                return .success(UserStatus(user: user, owner: owner, recent: r.recent))
             }
+            let now = store.now()
             let locked = r.isLocked(now: now, policy: policy)
             let expired = r.lockedSince != 0 && !locked
-            return UserStatus(user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
-                              remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
-                              locked: locked, lockedSince: locked ? r.lockedSince : 0,
-                              retryAfter: r.retryAfter(now: now, policy: policy),
-                              iterations: r.credential.iterations, recent: r.recent)
+            return .success(UserStatus(user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
+                                       remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
+                                       locked: locked, lockedSince: locked ? r.lockedSince : 0,
+                                       retryAfter: r.retryAfter(now: now, policy: policy),
+                                       iterations: r.credential.iterations, recent: r.recent))
         }
     }
 
-    public func users() -> [String] { store.users() }
+    public func users() -> Result<[String], StoreError> {
+        do throws(StoreError) { return .success(try store.users()) } catch { return .failure(error) }
+    }
 }

@@ -1,155 +1,99 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+/// Where the records live: the seam between the service and a storage engine.
+///
+/// Two stores keep the same promises: the file store (one atomic, durable file per
+/// user, the default) and the PostgreSQL store of a fleet (its own target, so the
+/// core stays free of NIO). Every promise that guards the guess budget is the
+/// store's: `countAttempt` counts an attempt durably and atomically before any hash
+/// is computed, and refuses once the user is locked. A store that cannot answer
+/// says `unavailable`; nothing here ever turns an error into success.
+public protocol Store: Sendable {
+    /// Where the records are, for logs (never a password).
+    var location: String { get }
 
-/// The per-user records under the state directory (default `/var/lib/patternlock`),
-/// one file per user named after the user. Every write is atomic and durable.
-/// The daemon is the only reader and writer.
-public struct Store: Sendable {
-    public let directory: String
+    /// The lockout rule and the clock the store counts by. The file store uses the
+    /// daemon's options and this host's clock; a fleet uses the database's.
+    var policy: LockoutPolicy { get }
 
-    public enum Error: Swift.Error, CustomStringConvertible {
-        case unsafeDirectory(String)
-        case io(String, Errno)
+    /// Seconds since the epoch on the store's clock.
+    func now() -> Int64
 
-        public var description: String {
-            switch self {
-            case .unsafeDirectory(let why): return why
-            case .io(let what, let e): return "\(what): \(e)."
-            }
-        }
-    }
+    /// A user's record.
+    func load(_ user: String) -> Loaded
 
-    /// Opens (creating with mode 0700 when missing) and checks the state directory:
-    /// it must be a real directory owned by this user and not writable by group or
-    /// others. Stale temp files left by a crash are removed.
-    ///
-    /// `exclusive` (the daemon) first takes a lock on `.lock` in the directory for
-    /// the life of the process, so a second daemon on the same directory stops
-    /// before it can remove the first one's temp files mid-write.
-    public init(directory: String, exclusive: Bool = false) throws(Store.Error) {
-        self.directory = directory
-        switch Sys.lstat(directory) {
-        case .failure(let e) where e == .noEntry:
-            if case .failure(let e) = Sys.mkdir(directory, 0o700) {
-                throw .io("Cannot create the state directory \(directory)", e)
-            }
-        case .failure(let e):
-            throw .io("Cannot read the state directory \(directory)", e)
-        case .success:
-            break
-        }
-        guard case .success(let st) = Sys.lstat(directory) else {
-            throw .io("Cannot read the state directory \(directory)", .current)
-        }
-        guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw .unsafeDirectory("The state directory \(directory) is not a directory (or is a symbolic link).")
-        }
-        guard st.st_uid == Sys.effectiveUID else {
-            throw .unsafeDirectory("The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)")
-        }
-        guard st.st_mode & 0o022 == 0 else {
-            throw .unsafeDirectory("The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)")
-        }
-        if exclusive { try lockDirectory() }
-        removeStaleTempFiles()
-    }
+    /// Writes a whole record (enroll): creates or replaces it.
+    func save(_ record: UserRecord) throws(StoreError)
 
-    private func lockDirectory() throws(Store.Error) {
-        let path = "\(directory)/.lock"
-        guard case .success(let fd) = Sys.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) else {
-            throw .io("Cannot open \(path)", .current)
-        }
-        // The descriptor stays open (and locked) until the process exits.
-        if case .failure(let e) = Sys.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) {
-            Sys.close(fd)
-            if e.rawValue == EWOULDBLOCK {
-                throw .unsafeDirectory("Another patternlockd is already using the state directory \(directory). Stop it first (systemctl stop patternlockd), or give this one its own --state-dir.")
-            }
-            throw .io("Cannot lock \(path)", e)
-        }
-    }
-
-    /// Temp files are named `.USER.tmp.RANDOM`; user names never start with a dot.
-    private func removeStaleTempFiles() {
-        guard case .success(let names) = Sys.listDirectory(directory) else { return }
-        for name in names where name.hasPrefix(".") && name.contains(".tmp.") {
-            _ = Sys.unlink("\(directory)/\(name)")
-        }
-    }
-
-    public enum Loaded: Equatable, Sendable {
-        case missing
-        /// The record exists but is not a valid record: never success.
-        case corrupt(String)
-        /// The record could not be read now (out of descriptors or memory, an I/O
-        /// error): it may well exist, so nothing may treat it as missing.
-        case unreadable(String)
-        case record(UserRecord)
-    }
-
-    func path(_ user: String) -> String { "\(directory)/\(user)" }
-
-    /// Reads a user's record. An unreadable or malformed record is `.corrupt`, which
-    /// every caller treats as not enrolled: never success, never a crash.
-    public func load(_ user: String) -> Loaded {
-        guard UserName.isValid(user) else { return .missing }
-        let fd: Int32
-        switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW) {
-        case .failure(let e) where e == .noEntry: return .missing
-        case .failure(let e) where e == .loop: return .corrupt("the record is a symbolic link")
-        case .failure(let e): return .unreadable("cannot open the record: \(e)")
-        case .success(let f): fd = f
-        }
-        defer { Sys.close(fd) }
-        let st: stat
-        switch Sys.fstat(fd) {
-        case .failure(let e): return .unreadable("cannot read the record: \(e)")
-        case .success(let s): st = s
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else { return .corrupt("the record is not a regular file") }
-        guard st.st_size <= 16384 else { return .corrupt("the record is too large") }
-        let bytes: [UInt8]
-        switch Sys.readAll(fd, upTo: 16385) {
-        case .failure(let e): return .unreadable("cannot read the record: \(e)")
-        case .success(let b): bytes = b
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .corrupt("the record is not UTF-8") }
-        do {
-            let record = try UserRecord(serialized: text)
-            guard UserName.same(record.user, user) else { return .corrupt("the record names another user") }
-            return .record(record)
-        } catch {
-            return .corrupt(error.description)
-        }
-    }
-
-    /// Writes a user's record atomically and durably (temp file, fsync, rename, fsync dir).
-    public func save(_ record: UserRecord) throws(Store.Error) {
-        guard UserName.isValid(record.user) else { throw .unsafeDirectory("Invalid user name.") }
-        if case .failure(let e) = Sys.writeFileAtomically(path(record.user), Array(record.serialized.utf8), mode: 0o600) {
-            throw .io("Cannot write the record of \(record.user)", e)
-        }
-    }
-
-    /// Removes a user's record durably. Returns false when there was none.
+    /// Removes a user's record; false when there was none.
     @discardableResult
-    public func remove(_ user: String) throws(Store.Error) -> Bool {
-        guard UserName.isValid(user) else { return false }
-        switch Sys.unlink(path(user)) {
-        case .failure(let e) where e == .noEntry: return false
-        case .failure(let e): throw .io("Cannot remove the record of \(user)", e)
-        case .success: break
-        }
-        if case .failure(let e) = Sys.fsyncDirectory(directory) { throw .io("Cannot sync \(directory)", e) }
-        return true
-    }
+    func remove(_ user: String) throws(StoreError) -> Bool
 
-    /// The users that have a record (valid or corrupt), in name order.
-    public func users() -> [String] {
-        guard case .success(let names) = Sys.listDirectory(directory) else { return [] }
-        return names.filter { UserName.isValid($0) }.sorted()
+    /// The users that have a record, in name order.
+    func users() throws(StoreError) -> [String]
+
+    /// Counts one attempt for `user` before its hash is computed: durable (and
+    /// atomic across every daemon sharing the store) before this returns. Lifts a
+    /// timed lock that is due; refuses with `.locked` when the user is locked. A
+    /// record that does not belong to `accountUID` (nil: no such account) is
+    /// `.missing` and nothing is counted.
+    func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount
+
+    /// A verified pattern: clears the count, the lock and the failure history of
+    /// `record.user` (as counted by `countAttempt`, which returned `record`).
+    func recordSuccess(_ record: UserRecord) throws(StoreError)
+
+    /// Replaces a credential with a re-hashed one of the same pattern, unless the
+    /// record changed meanwhile (re-enrolled, removed).
+    func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError)
+
+    /// Clears one user's count and lock (`patternlockd reset`). Returns the record as
+    /// it was before, nil when the user has none.
+    func reset(_ user: String) throws(StoreError) -> UserRecord?
+}
+
+/// A user's record as read from a store.
+public enum Loaded: Equatable, Sendable {
+    case missing
+    /// The record exists but is not a valid record: never success.
+    case corrupt(String)
+    /// The record could not be read now (out of descriptors or memory, an I/O
+    /// error, the database down): it may well exist, so nothing may treat it as missing.
+    case unreadable(String)
+    /// The store cannot be reached now (a fleet's database down or slow).
+    case unavailable(String)
+    case record(UserRecord)
+}
+
+/// What counting an attempt found.
+public enum AttemptCount: Equatable, Sendable {
+    /// Counted and durable; `record` is the record after counting (its credential
+    /// is the one to check), `now` the store's time of the attempt.
+    case counted(UserRecord, now: Int64)
+    /// Locked: nothing was counted and no hash may be computed.
+    case locked(retryAfter: Int64)
+    /// No record for this account (none, or one of another uid): nothing counted.
+    case missing
+    /// A record that is not valid: treated as not enrolled, never success.
+    case corrupt
+    /// The store could not read or write the count: the attempt must not be evaluated.
+    case failed(String)
+    /// The store cannot be reached now (a fleet's database): not evaluated either.
+    case unavailable(String)
+}
+
+public enum StoreError: Swift.Error, Equatable, CustomStringConvertible {
+    case unsafeDirectory(String)
+    case io(String, Errno)
+    /// The store cannot be reached or did not answer in time (a fleet's database).
+    case unavailable(String)
+    /// The store refuses to serve (schema too new, another key, bad settings).
+    case refused(String)
+
+    public var description: String {
+        switch self {
+        case .unsafeDirectory(let why): return why
+        case .io(let what, let e): return "\(what): \(e)."
+        case .unavailable(let why): return why
+        case .refused(let why): return why
+        }
     }
 }

@@ -1,0 +1,266 @@
+import ArgumentParser
+import PatternLock
+#if PostgreSQL
+import PatternLockPostgres
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fleet mode: the daemon's records in one PostgreSQL database shared by many hosts.
+enum Fleet {
+    static let credentialName = "patternlock.dbpass"
+
+    #if PostgreSQL
+    static let isAvailable = true
+    #else
+    static let isAvailable = false
+    #endif
+
+    static let notBuilt = """
+        This patternlockd was built without PostgreSQL support, so it cannot use --store postgresql://... \
+        Build the fleet-capable daemon with: make fleet (that is, swift build -c release --traits PostgreSQL), \
+        or leave out --store to keep the records in --state-dir.
+        """
+
+    /// Options shared by `serve` and the `db` commands.
+    struct StoreOptions: ParsableArguments {
+        @Option(
+            help: ArgumentHelp(
+                "Keep the records in this PostgreSQL database, shared by every host of a fleet (libpq URI: postgresql://ROLE@HOST:PORT/DB?sslmode=verify-full&sslrootcert=CA.pem, or postgresql://ROLE@/DB?host=/socket/dir). Never put a password in it.",
+                valueName: "uri"))
+        var store: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "A file holding the database password (one line, mode 0600 or 0640). Under systemd the credential patternlock.dbpass is used instead.",
+                valueName: "file"))
+        var storePasswordFile: String?
+
+        func parsedURL() throws -> DatabaseURL? {
+            guard let store else {
+                if storePasswordFile != nil { throw ValidationError("--store-password-file needs --store postgresql://...") }
+                return nil
+            }
+            guard Fleet.isAvailable else { throw ValidationError(Fleet.notBuilt) }
+            do { return try DatabaseURL(parsing: store) } catch { throw ValidationError(error.description) }
+        }
+    }
+
+    /// The database password: the systemd credential when there is one, else the
+    /// file, else none (peer or trust authentication over a Unix socket). Never from
+    /// argv or the environment, and never logged.
+    static func password(file: String?) throws(StoreError) -> String? {
+        var path = file
+        if let dir = getenvString("CREDENTIALS_DIRECTORY"), !dir.isEmpty,
+            case .success = Sys.lstat("\(dir)/\(credentialName)")
+        {
+            path = "\(dir)/\(credentialName)"
+        }
+        guard let path else { return nil }
+        let fd: Int32
+        switch Sys.open(path, O_RDONLY) {
+        case .failure(let e):
+            throw .refused(
+                "Cannot open the database password file \(path): \(e). Create it with the role's password on one line, mode 0600.")
+        case .success(let f): fd = f
+        }
+        defer { Sys.close(fd) }
+        guard case .success(let st) = Sys.fstat(fd), st.st_mode & S_IFMT == S_IFREG else {
+            throw .refused("The database password file \(path) is not a regular file.")
+        }
+        guard st.st_mode & 0o007 == 0 else {
+            throw .refused(
+                "The database password file \(path) is readable by others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)"
+            )
+        }
+        guard case .success(var bytes) = Sys.readAll(fd, upTo: 1025), bytes.count <= 1024 else {
+            throw .refused("The database password file \(path) cannot be read or is longer than 1024 bytes.")
+        }
+        defer { wipe(&bytes) }
+        while let last = bytes.last, last == 0x0A || last == 0x0D { bytes.removeLast() }
+        guard !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self) else {
+            throw .refused("The database password file \(path) is empty or not UTF-8.")
+        }
+        return text
+    }
+
+    /// Loads the pepper for a fleet host: it must exist (every host gets a copy of
+    /// the fleet's key; a new one here would not match the others).
+    static func pepper(keyFile: String) throws -> Pepper {
+        var env: [String: String] = [:]
+        if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
+        let key = KeyFile.resolvePath(configured: keyFile, environment: env)
+        return try KeyFile.load(path: key.path, create: false, isCredential: key.isCredential)
+    }
+
+    #if PostgreSQL
+    static func open(
+        _ url: DatabaseURL, passwordFile: String?, pepper: Pepper, proposal: PostgresStore.Proposal?,
+        migrate: Bool = true
+    ) throws(StoreError) -> PostgresStore {
+        let password = try Fleet.password(file: passwordFile)
+        return try PostgresStore(url: url, password: password, pepper: pepper, proposal: proposal, migrate: migrate)
+    }
+    #endif
+}
+
+extension PatternLockd {
+    struct Db: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "db",
+            abstract: "Set up and fill a fleet's PostgreSQL database (fleet-capable builds: make fleet).",
+            subcommands: [Init.self, Import.self, Settings.self])
+
+        struct Init: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create or migrate the patternlock tables, for sites whose daemons' role has no DDL rights.",
+                discussion: """
+                    Run it as a role that may create tables in the database. The daemons' role then \
+                    needs only SELECT on patternlock_schema, SELECT, INSERT, UPDATE and DELETE on \
+                    patternlock_settings, patternlock_users and patternlock_failures, and USAGE on \
+                    patternlock_failures_id_seq.
+                    """)
+            @OptionGroup var storeOptions: Fleet.StoreOptions
+
+            func validate() throws {
+                guard storeOptions.store != nil else { throw ValidationError("db init needs --store postgresql://...") }
+                _ = try storeOptions.parsedURL()
+            }
+
+            func run() throws {
+                #if PostgreSQL
+                guard let url = try storeOptions.parsedURL() else { return }
+                do {
+                    let password = try Fleet.password(file: storeOptions.storePasswordFile)
+                    try PostgresStore.initialize(url: url, password: password)
+                } catch {
+                    printError(error.description)
+                    throw ExitCode(1)
+                }
+                print("The patternlock tables in \(url) are at schema version \(PostgresStore.schemaVersion).")
+                #else
+                printError(Fleet.notBuilt)
+                throw ExitCode(1)
+                #endif
+            }
+        }
+
+        struct Import: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Copy a host's file records (credentials, counts, locks, failures) into the fleet's database.",
+                discussion: """
+                    Run it as root on the host, with its daemon stopped, and with the fleet's key. \
+                    A record that is already in the database is replaced by the file's, so running \
+                    it again changes nothing. Records made with another key are refused: the whole \
+                    import stops before anything is written.
+                    """)
+            @OptionGroup var storeOptions: Fleet.StoreOptions
+
+            @Option(help: ArgumentHelp("The file store to copy from.", valueName: "dir"))
+            var stateDir: String = "/var/lib/patternlock"
+
+            @Option(help: ArgumentHelp("The fleet's key (the same on every host).", valueName: "file"))
+            var keyFile: String = KeyFile.defaultPath
+
+            func validate() throws {
+                guard storeOptions.store != nil else { throw ValidationError("db import needs --store postgresql://...") }
+                _ = try storeOptions.parsedURL()
+            }
+
+            func run() throws {
+                #if PostgreSQL
+                guard let url = try storeOptions.parsedURL() else { return }
+                do {
+                    let pepper = try Fleet.pepper(keyFile: keyFile)
+                    let files = try FileStore(directory: stateDir)
+                    var records: [UserRecord] = []
+                    for user in files.users() {
+                        switch files.load(user) {
+                        case .record(let r): records.append(r)
+                        case .missing: continue
+                        case .corrupt(let why), .unreadable(let why), .unavailable(let why):
+                            throw StoreError.refused(
+                                "The record of \(user) in \(stateDir) cannot be imported: \(why). Re-enroll the user or move the file away, then import again."
+                            )
+                        }
+                    }
+                    let store = try Fleet.open(
+                        url, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
+                        proposal: .init(
+                            iterations: records.map(\.credential.iterations).max()
+                                ?? Credential.minimumIterations, unlockAfter: 0))
+                    // The key check above proves the database's key is this host's; the
+                    // records were made with this key if their state dir's key is it.
+                    for r in records { try store.save(r) }
+                    print("Imported \(records.count) record\(records.count == 1 ? "" : "s") from \(stateDir) into \(url).")
+                } catch let e as StoreError {
+                    printError(e.description)
+                    throw ExitCode(1)
+                } catch {
+                    printError("\(error)")
+                    throw ExitCode(1)
+                }
+                #else
+                printError(Fleet.notBuilt)
+                throw ExitCode(1)
+                #endif
+            }
+        }
+
+        struct Settings: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Show or change the fleet's iteration target and timed unlock.",
+                discussion: """
+                    Every host counts by the database's settings. Locking follows a change at \
+                    once; each daemon takes a new iteration target when it starts again.
+                    """)
+            @OptionGroup var storeOptions: Fleet.StoreOptions
+
+            @Option(help: ArgumentHelp("The fleet's iteration target for new and re-hashed patterns.", valueName: "n"))
+            var iterations: Int?
+
+            @Option(help: ArgumentHelp("Seconds after which a lockout lifts by itself; 0 means only reset unlocks.", valueName: "seconds"))
+            var unlockAfter: Int64?
+
+            @Option(help: ArgumentHelp("The fleet's key (the same on every host).", valueName: "file"))
+            var keyFile: String = KeyFile.defaultPath
+
+            func validate() throws {
+                guard storeOptions.store != nil else { throw ValidationError("db settings needs --store postgresql://...") }
+                _ = try storeOptions.parsedURL()
+                if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
+                    throw ValidationError(
+                        "--iterations must be between \(Credential.minimumIterations) and \(Credential.maximumIterations).")
+                }
+                if let unlockAfter, !(0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) {
+                    throw ValidationError(
+                        "--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter)."
+                    )
+                }
+            }
+
+            func run() throws {
+                #if PostgreSQL
+                guard let url = try storeOptions.parsedURL() else { return }
+                do {
+                    let store = try Fleet.open(
+                        url, passwordFile: storeOptions.storePasswordFile,
+                        pepper: try Fleet.pepper(keyFile: keyFile), proposal: nil, migrate: false)
+                    let now = try store.update(iterations: iterations, unlockAfter: unlockAfter)
+                    print("iterations=\(now.iterations) unlock_after=\(now.unlockAfter)")
+                } catch let e as StoreError {
+                    printError(e.description)
+                    throw ExitCode(1)
+                } catch {
+                    printError("\(error)")
+                    throw ExitCode(1)
+                }
+                #else
+                printError(Fleet.notBuilt)
+                throw ExitCode(1)
+                #endif
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+"""A private PostgreSQL server for the fleet tests (issue 9): initdb into a
+temporary directory as the unprivileged `postgres` user, listening on a private
+Unix socket directory and on a free loopback port, with a database and a role for
+patternlock; everything removed afterwards. Several `patternlockd serve --store`
+daemons, each with its own socket and state dir and the same key, play the hosts."""
+import os
+import pathlib
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import ROOT, Daemon
+
+PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
+FLEET_DAEMON = ROOT / "build" / "patternlockd-fleet"
+ROLE = "patternlock"
+DATABASE = "patternlock"
+PASSWORD = "fleet-test-password"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PostgresServer:
+    def __init__(self, base: pathlib.Path, durable=False):
+        """`durable` keeps fsync on (the benchmark); the tests skip it for speed,
+        which changes nothing they check: commits still come before answers."""
+        self.base = base
+        self.durable = durable
+        self.data = base / "data"
+        self.sockets = base / "sockets"
+        self.log = base / "server.log"
+        self.port = free_port()
+        self.pw = pwd.getpwnam("postgres")
+
+    def as_postgres(self, *cmd, check=True, input=None):
+        r = subprocess.run(["setpriv", f"--reuid={self.pw.pw_uid}", f"--regid={self.pw.pw_gid}", "--clear-groups",
+                               *map(str, cmd)], capture_output=True, text=True, input=input,
+                              cwd="/", timeout=120)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{cmd[0]} failed ({r.returncode}): {r.stdout}{r.stderr}")
+        return r
+
+    def init(self):
+        self.base.mkdir(mode=0o755, exist_ok=True)
+        self.sockets.mkdir(mode=0o755)
+        os.chown(self.base, self.pw.pw_uid, self.pw.pw_gid)
+        os.chown(self.sockets, self.pw.pw_uid, self.pw.pw_gid)
+        self.as_postgres(PG_BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync")
+        with open(self.data / "postgresql.conf", "a") as f:
+            f.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+                    f"unix_socket_directories = '{self.sockets}'\nmax_connections = 200\n"
+                    + ("" if self.durable else "fsync = off\n"))
+        # The socket trusts any role (the test daemons run as root); TCP asks for the password.
+        (self.data / "pg_hba.conf").write_text(
+            "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n")
+        self.start()
+        self.psql(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'")
+        self.psql(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+        return self
+
+    def start(self):
+        self.as_postgres(PG_BIN / "pg_ctl", "-D", self.data, "-l", self.log, "-w", "start")
+
+    def stop(self, mode="fast"):
+        self.as_postgres(PG_BIN / "pg_ctl", "-D", self.data, "-m", mode, "-w", "stop", check=False)
+
+    def postmaster_pid(self):
+        return int((self.data / "postmaster.pid").read_text().split("\n")[0])
+
+    def processes(self):
+        """The postmaster and its children (to freeze the server with SIGSTOP)."""
+        master = self.postmaster_pid()
+        out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+        return [master] + [int(p) for p in out]
+
+    def psql(self, sql, database="postgres", role="postgres"):
+        r = self.as_postgres(PG_BIN.parent / "bin" / "psql" if (PG_BIN / "psql").exists() else "psql",
+                             "-h", self.sockets, "-p", self.port, "-U", role, "-d", database,
+                             "-v", "ON_ERROR_STOP=1", "-At", "-c", sql)
+        return r.stdout.strip()
+
+    def socket_url(self):
+        return f"postgresql://{ROLE}@/{DATABASE}?host={self.sockets}&port={self.port}"
+
+    def tcp_url(self):
+        return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}?sslmode=disable"
+
+    def remove(self):
+        self.stop("immediate")
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres():
+    base = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-pg-", dir="/tmp"))
+    base.chmod(0o755)  # the postgres user walks through it to its own directory
+    server = PostgresServer(base / "pg").init()
+    yield server
+    server.remove()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+class FleetHost(Daemon):
+    """A `patternlockd serve --store` daemon: one host of the fleet."""
+
+    def __init__(self, base, store_url, key_bytes, extra_args=()):
+        super().__init__(base, ["--store", store_url] + list(extra_args))
+        key = pathlib.Path(self.key_file)
+        key.write_bytes(key_bytes)
+        key.chmod(0o600)
+
+    def args(self):
+        a = super().args()
+        a[0] = str(FLEET_DAEMON)
+        return a
+
+    def cli(self, *args, **kw):
+        r = super().cli(*args, **kw)
+        return r
+
+
+@pytest.fixture
+def fleet(postgres, shared_tmp):
+    """Factory: fleet hosts on the test database, all with one key."""
+    assert FLEET_DAEMON.exists(), "build/patternlockd-fleet is missing: run make fleet"
+    key = os.urandom(32)
+    made = []
+
+    def make(n=1, url=None, key_bytes=None, extra_args=(), start=True):
+        hosts = []
+        for _ in range(n):
+            base = shared_tmp / f"host{len(made)}"
+            base.mkdir()
+            h = FleetHost(base, url or postgres.socket_url(), key_bytes or key, extra_args)
+            made.append(h)
+            hosts.append(h.start() if start else h)
+        return hosts
+
+    make.key = key
+    yield make
+    for h in made:
+        h.stop()

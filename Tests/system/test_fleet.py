@@ -1,0 +1,423 @@
+"""Fleet mode (issue 9): several hosts' daemons on one real PostgreSQL database
+share the enrolments and ONE 5-guess budget per user, and a database that is down
+or slow is never success.
+
+Each host is a `patternlockd serve --store postgresql://...` (build/patternlockd-fleet,
+`make fleet`) with its own socket and state dir, the same key, and its own host name
+(a UTS namespace), against a server that pg_support.py starts for the test."""
+import concurrent.futures
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import DAEMON, Daemon, figure, parse_reply, unique
+from pam_support import PAM_MODULE, build_module
+from pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: F401 (fixtures)
+
+RIGHT = "1235"
+WRONG = "9876"
+# The PAM module's and the tests' bound on an "unavailable" answer.
+UNAVAILABLE_WITHIN = 2.5
+
+
+def named(hosts, prefix="host"):
+    """Runs each host in its own UTS namespace with its own name, so failures show where they came from."""
+    for i, h in enumerate(hosts):
+        h.hostname = f"{prefix}{chr(ord('a') + i)}"
+    return hosts
+
+
+class NamedHost(FleetHost):
+    hostname = None
+
+    def args(self):
+        a = super().args()
+        if self.hostname:
+            return ["unshare", "--uts", "--", "sh", "-c", f'hostname {self.hostname} && exec "$@"', "sh"] + a
+        return a
+
+
+@pytest.fixture
+def hosts(postgres, shared_tmp):
+    """Three named hosts of one fleet."""
+    assert FLEET_DAEMON.exists(), "build/patternlockd-fleet is missing: run make fleet"
+    key = os.urandom(32)
+    made = []
+    for i in range(3):
+        base = shared_tmp / f"host{i}"
+        base.mkdir()
+        h = NamedHost(base, postgres.socket_url(), key)
+        h.hostname = f"host{chr(ord('a') + i)}"
+        made.append(h.start())
+    yield made
+    for h in made:
+        h.stop()
+
+
+def verify(host, user, pattern, timeout=60.0):
+    return host.request(f"VERIFY user={user} pattern={pattern} service=sudo tty=pts%2F1 rhost=", timeout=timeout)
+
+
+def evaluations(host):
+    """How many hashes a host computed for verifies (each logged with hash_ms)."""
+    return len(re.findall(r"^.*verify .*hash_ms=", host.read_log(), re.M))
+
+
+def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users):
+    a, b, c = hosts
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    assert verify(b, user, RIGHT) == "OK"
+    assert verify(c, user, RIGHT) == "OK"
+    assert verify(c, user, WRONG) == "FAIL remaining=4"
+    # The count is the fleet's: the failure on c shows on a, with c's name.
+    verb, fields = parse_reply(a.request(f"STATUS user={user}"))
+    assert (verb, fields["enrolled"], fields["failures"]) == ("STATUS", "1", "1")
+    assert fields["recent"].endswith(",hostc"), fields["recent"]
+    out = a.cli("status", user)
+    assert out.returncode == 0 and "hostc" in out.stdout, out.stdout + out.stderr
+    # Removed on one host, gone everywhere.
+    assert b.request(f"REMOVE user={user}") == "OK"
+    assert verify(a, user, RIGHT) == "NOT_ENROLLED"
+
+
+def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, make_users):
+    (user,) = make_users(1)
+    hosts[0].enroll(user, RIGHT)
+
+    def guess(i):
+        return verify(hosts[i % 3], user, WRONG)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
+        replies = list(pool.map(guess, range(40)))
+    fails = [r for r in replies if r.startswith("FAIL")]
+    locked = [r for r in replies if r == "LOCKED retry_after=0"]
+    evaluated = sum(evaluations(h) for h in hosts)
+    figure("fleet race", f"40 concurrent wrong guesses over 3 hosts: {len(fails)} evaluated (FAIL), "
+                         f"{len(locked)} LOCKED, {evaluated} hashes computed")
+    assert len(fails) == 5 and len(locked) == 35, replies
+    assert evaluated == 5
+    assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]
+    # Locked on every host, even for the right pattern, and no hash is computed.
+    for h in hosts:
+        assert verify(h, user, RIGHT) == "LOCKED retry_after=0"
+        _, fields = parse_reply(h.request(f"STATUS user={user}"))
+        assert fields["locked"] == "1" and fields["failures"] == "5"
+    assert sum(evaluations(h) for h in hosts) == 5
+    # Reset on one host unlocks everywhere.
+    assert hosts[2].request(f"RESET user={user}").startswith("OK")
+    assert verify(hosts[0], user, RIGHT) == "OK"
+    _, fields = parse_reply(hosts[1].request(f"STATUS user={user}"))
+    assert fields["locked"] == "0" and fields["failures"] == "0"
+
+
+def test_sigkill_in_the_middle_of_verifies_never_lowers_the_count(hosts, make_users):
+    a, b, _ = hosts
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    rounds = 4
+    previous = 0
+    for round_ in range(rounds):
+        s = a.connect()
+        s.sendall(f"VERIFY user={user} pattern={WRONG} service=sudo tty= rhost=\n".encode())
+        time.sleep(0.005 * round_)
+        a.kill9()
+        s.close()
+        # A statement the dead daemon had sent may still commit after this read:
+        # the count may rise later, never fall.
+        _, fields = parse_reply(b.request(f"STATUS user={user}"))
+        count = int(fields["failures"])
+        assert previous <= count <= rounds, (round_, previous, count)
+        previous = count
+        a.start()
+    time.sleep(1)
+    _, fields = parse_reply(b.request(f"STATUS user={user}"))
+    count = int(fields["failures"])
+    assert previous <= count <= rounds
+    # A daemon that died never gave anyone an extra guess: the budget left is 5 - count.
+    assert verify(b, user, WRONG) == f"FAIL remaining={4 - count}"
+
+
+def test_database_down_is_unavailable_in_time_and_the_daemons_recover(hosts, postgres, make_users):
+    a, b, _ = hosts
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    results = []
+    stop = threading.Event()
+
+    def guesser(host, pattern):
+        while not stop.is_set():
+            start = time.monotonic()
+            try:
+                reply = verify(host, user, pattern, timeout=10)
+            except OSError as e:
+                reply = f"socket error {e}"
+            results.append((time.monotonic() - start, reply, time.monotonic()))
+
+    threads = [threading.Thread(target=guesser, args=(h, RIGHT)) for h in (a, b) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    stopped_at = time.monotonic()
+    postgres.stop("immediate")
+    time.sleep(3)
+    stop.set()
+    for t in threads:
+        t.join()
+    after = [(d, r) for d, r, end in results if end - d > stopped_at + 0.05]
+    assert after, results
+    slowest = max(d for d, _ in after)
+    figure("fleet database down", f"{len(after)} verifies with the database stopped: every answer "
+                                  f"ERROR message=store_unavailable, slowest {slowest * 1000:.0f} ms")
+    for d, r in after:
+        assert r == "ERROR message=store_unavailable" and d < UNAVAILABLE_WITHIN, (d, r)
+
+    # The CLI says so with exit 6, within the bound.
+    start = time.monotonic()
+    r = a.cli("verify", user, input=RIGHT + "\n")
+    assert r.returncode == 6 and "cannot reach its database" in r.stderr, (r.returncode, r.stderr)
+    assert time.monotonic() - start < UNAVAILABLE_WITHIN + 0.5
+
+    # The database is back: the same daemons serve again, without a restart.
+    postgres.start()
+    deadline = time.monotonic() + 20
+    while verify(b, user, RIGHT) != "OK":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.2)
+    assert verify(a, user, RIGHT) == "OK"
+
+
+def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
+    a = hosts[0]
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    assert verify(a, user, RIGHT) == "OK"
+    pids = postgres.processes()
+    for p in pids:
+        os.kill(p, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        reply = verify(a, user, RIGHT, timeout=10)
+        elapsed = time.monotonic() - start
+    finally:
+        for p in pids:
+            os.kill(p, signal.SIGCONT)
+    figure("fleet database frozen", f"verify answered {reply!r} in {elapsed * 1000:.0f} ms")
+    assert reply == "ERROR message=store_unavailable" and elapsed < UNAVAILABLE_WITHIN
+    deadline = time.monotonic() + 20
+    while verify(a, user, RIGHT) != "OK":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.2)
+
+
+def test_a_host_with_another_key_refuses_to_start(fleet, postgres):
+    fleet(1)
+    (other,) = fleet(1, key_bytes=os.urandom(32), start=False)
+    with pytest.raises(RuntimeError) as e:
+        other.start(timeout=20)
+    assert "does not match the key the fleet's records" in str(e.value)
+
+
+def test_password_from_a_file_over_tcp(fleet, postgres, shared_tmp, make_users):
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    (host,) = fleet(1, url=postgres.tcp_url(), extra_args=["--store-password-file", str(pw)])
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    assert PASSWORD not in host.read_log()
+    # Without the password the database refuses, and the daemon says so instead of starting.
+    (bad,) = fleet(1, url=postgres.tcp_url(), start=False)
+    with pytest.raises(RuntimeError) as e:
+        bad.start(timeout=20)
+    assert "Cannot use the database" in str(e.value)
+
+
+def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres, shared_tmp, make_users):
+    alice, bob = make_users(2)
+    (shared_tmp / "files").mkdir()
+    files = Daemon(shared_tmp / "files")
+    files.start()
+    files.enroll(alice, RIGHT)
+    files.enroll(bob, "14789")
+    assert verify(files, bob, WRONG) == "FAIL remaining=4"
+    assert verify(files, bob, WRONG) == "FAIL remaining=3"
+    files.stop()
+
+    def run_import(key_file):
+        return subprocess.run([str(FLEET_DAEMON), "db", "import", "--state-dir", files.state_dir,
+                               "--key-file", key_file, "--store", postgres.socket_url()],
+                              capture_output=True, text=True, timeout=120)
+
+    def dump():
+        return postgres.psql(
+            "SELECT user_name, uid, credential, failures, locked_since FROM patternlock_users ORDER BY 1;"
+            "SELECT user_name, at, uid, service, tty, rhost, host FROM patternlock_failures ORDER BY id;",
+            database="patternlock")
+
+    first = run_import(files.key_file)
+    assert first.returncode == 0 and "Imported 2 records" in first.stdout, first.stderr
+    once = dump()
+    second = run_import(files.key_file)
+    assert second.returncode == 0, second.stderr
+    assert dump() == once
+    assert bob in once and alice in once
+
+    # Records made with another key are refused, and nothing changes.
+    other_key = shared_tmp / "other-key"
+    other_key.write_bytes(os.urandom(32))
+    other_key.chmod(0o600)
+    refused = run_import(str(other_key))
+    assert refused.returncode == 1 and "does not match the key" in refused.stderr, refused.stderr
+    assert dump() == once
+
+    # A fleet host with the fleet's key serves the imported records, counts included.
+    (shared_tmp / "host").mkdir()
+    host = FleetHost(shared_tmp / "host", postgres.socket_url(), pathlib.Path(files.key_file).read_bytes())
+    host.start()
+    try:
+        _, fields = parse_reply(host.request(f"STATUS user={bob}"))
+        assert fields["failures"] == "2"
+        assert verify(host, alice, RIGHT) == "OK"
+        assert verify(host, bob, "14789") == "OK"
+    finally:
+        host.stop()
+
+
+def test_db_init_creates_the_schema_for_a_role_without_ddl_rights(postgres, shared_tmp, make_users):
+    postgres.psql("CREATE ROLE plrows LOGIN")
+    r = subprocess.run([str(FLEET_DAEMON), "db", "init", "--store", postgres.socket_url()],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "schema version 1" in r.stdout, r.stderr
+    postgres.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON "
+                  "patternlock_settings, patternlock_users, patternlock_failures TO plrows; "
+                  "GRANT SELECT ON patternlock_schema TO plrows; "
+                  "GRANT USAGE ON SEQUENCE patternlock_failures_id_seq TO plrows", database="patternlock")
+    url = postgres.socket_url().replace("postgresql://patternlock@", "postgresql://plrows@")
+    (shared_tmp / "rows").mkdir()
+    host = FleetHost(shared_tmp / "rows", url, os.urandom(32))
+    host.start()
+    try:
+        (user,) = make_users(1)
+        host.enroll(user, RIGHT)
+        assert verify(host, user, RIGHT) == "OK"
+    finally:
+        host.stop()
+
+
+def test_a_daemon_without_postgresql_support_says_how_to_get_it(shared_tmp):
+    d = Daemon(shared_tmp, ["--store", "postgresql://patternlock@/patternlock?host=/tmp"])
+    r = subprocess.run(d.args(), capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "built without PostgreSQL support" in r.stderr and "make fleet" in r.stderr, r.stderr
+
+
+def test_a_password_in_the_uri_is_refused(shared_tmp):
+    d = FleetHost(shared_tmp, "postgresql://patternlock:secret@127.0.0.1/patternlock?sslmode=disable", os.urandom(32))
+    r = subprocess.run(d.args(), capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--store-password-file" in r.stderr, r.stderr
+
+
+PAM_D = pathlib.Path("/etc/pam.d")
+
+
+def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, make_users):
+    build_module()
+    a = hosts[0]
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    service = unique("plfleet-")
+    path = PAM_D / service
+    path.write_text("# written by patternlock's Tests/system/test_fleet.py\n"
+                    f"auth required {PAM_MODULE} socket={a.socket}\naccount required pam_permit.so\n")
+    try:
+        def pamtester(entry):
+            start = time.monotonic()
+            r = subprocess.run(["pamtester", service, user, "authenticate"], input=entry + "\n",
+                               capture_output=True, text=True, timeout=60)
+            return r, time.monotonic() - start
+
+        r, _ = pamtester(RIGHT)
+        assert r.returncode == 0 and "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
+        r, _ = pamtester(WRONG)
+        assert r.returncode != 0 and "Authentication failure" in r.stdout + r.stderr, r.stdout + r.stderr
+        postgres.stop("immediate")
+        r, elapsed = pamtester(RIGHT)
+        # PAM_AUTHINFO_UNAVAIL: the stack falls through to the password.
+        assert r.returncode != 0 and "cannot retrieve authentication info" in r.stdout + r.stderr, r.stdout + r.stderr
+        assert elapsed < UNAVAILABLE_WITHIN + 0.5
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def test_db_settings_change_the_fleets_timed_unlock_for_every_running_host(hosts, postgres, make_users):
+    a, b, _ = hosts
+    (user,) = make_users(1)
+    a.enroll(user, RIGHT)
+    r = subprocess.run([str(FLEET_DAEMON), "db", "settings", "--store", postgres.socket_url(), "--key-file", a.key_file,
+                        "--unlock-after", "3600"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "unlock_after=3600" in r.stdout, r.stdout + r.stderr
+    for _ in range(5):
+        assert verify(a, user, WRONG).startswith("FAIL")
+    # The lock is timed now on every host, without a restart, by the database's clock.
+    reply = verify(b, user, RIGHT)
+    assert reply.startswith("LOCKED retry_after=") and 3590 <= int(reply.split("=")[1]) <= 3600, reply
+    # Bad input changes nothing.
+    r = subprocess.run([str(FLEET_DAEMON), "db", "settings", "--store", postgres.socket_url(), "--key-file", a.key_file,
+                        "--iterations", "1000"], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--iterations must be between 600000" in r.stderr, r.stderr
+    assert postgres.psql("SELECT iterations, unlock_after FROM patternlock_settings", database="patternlock") == "600000|3600"
+
+
+def make_tls(directory, name="localhost"):
+    """A CA and a server certificate for `name`, signed by it (openssl)."""
+    d = pathlib.Path(directory)
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=patternlock test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", f"/CN={name}")
+    (d / "ext.cnf").write_text(f"subjectAltName=DNS:{name}\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    return d / "ca.pem", d / "server.pem", d / "server.key"
+
+
+def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, postgres, shared_tmp, make_users):
+    tls = shared_tmp / "tls"
+    tls.mkdir()
+    ca, cert, key = make_tls(tls)
+    for f in (cert, key):
+        shutil.copy(f, postgres.data / f.name)
+        os.chown(postgres.data / f.name, postgres.pw.pw_uid, postgres.pw.pw_gid)
+        (postgres.data / f.name).chmod(0o600)
+    with open(postgres.data / "postgresql.conf", "a") as f:
+        f.write("ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
+    postgres.stop()
+    postgres.start()
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    url = f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)])
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    # A CA that did not sign the server's certificate: the daemon refuses to start.
+    other = shared_tmp / "other"
+    other.mkdir()
+    other_ca, _, _ = make_tls(other)
+    bad_url = url.replace(str(ca), str(other_ca))
+    (bad,) = fleet(1, url=bad_url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        bad.start(timeout=20)
+    assert "Cannot use the database" in str(e.value)
