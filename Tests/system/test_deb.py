@@ -74,7 +74,7 @@ def test_the_compiled_in_version_is_the_changelog_s():
 @pytest.fixture(scope="module")
 def debs():
     if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
-        pytest.skip("debhelper is not installed (apt-get install debhelper dpkg-dev)")
+        pytest.fail("debhelper is not installed, and make check builds the packages: apt-get install debhelper dpkg-dev (.ci/run does)")
     r = sh("make", "--no-print-directory", "-C", str(ROOT), "deb", check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     built = {p.name.split("_")[0]: p for p in BUILD.glob("*.deb")}
@@ -173,7 +173,7 @@ def test_the_completions_are_swift_argument_parsers_for_every_command(debs, tmp_
 
 def test_lintian_finds_no_error_and_no_warning(debs):
     if shutil.which("lintian") is None:
-        pytest.skip("lintian is not installed (apt-get install lintian)")
+        pytest.fail("lintian is not installed, and make check runs it on the packages: apt-get install lintian (.ci/run does)")
     r = sh("lintian", "--pedantic", "--display-info", *map(str, debs.values()), check=False)
     tags = [line for line in r.stdout.splitlines() if re.match(r"[EWIPX]: ", line)]
     assert not [t for t in tags if t[0] in "EW"], r.stdout + r.stderr
@@ -390,3 +390,22 @@ def test_purge_leaves_no_file_of_the_packages_behind(box):
     assert box.ok("cat /etc/pam.d/common-auth /etc/pam.d/common-account "
                   "/etc/pam.d/common-session /etc/pam.d/common-password") == box.pam_before
     assert box.run("dpkg-query -W " + " ".join(PACKAGES)).returncode != 0
+
+
+def test_a_key_sealed_by_the_tpm_recipe_is_kept_and_no_plain_key_is_made(box):
+    # docs/SECURITY.md's recipe seals the key into the credential store and shreds
+    # the plain one; an install (or upgrade) after it must not make a second,
+    # different pepper beside it.
+    sealed = "/etc/credstore.encrypted/patternlock.key"
+    box.ok(f"mkdir -p /etc/credstore.encrypted && head -c 200 /dev/urandom > {sealed} && chmod 600 {sealed}")
+    try:
+        debs_in_build = " ".join(f"./{p.name}" for p in sorted(BUILD.glob("*.deb")))
+        out = box.ok(f"cd {BUILD} && apt-get install -y --no-install-recommends {debs_in_build} 2>&1")
+        assert f"Kept the sealed key {sealed}" in out, out
+        assert "Created the key" not in out, out
+        assert box.run("test -e /etc/patternlock/key").returncode != 0, "a plain key was made beside the sealed one"
+        box.ok("apt-get purge -y " + " ".join(PACKAGES) + " 2>&1")
+        # Purge removes the package's key and records, not the administrator's sealed key.
+        assert box.run(f"test -e {sealed}").returncode == 0
+    finally:
+        box.run(f"rm -rf /etc/credstore.encrypted; apt-get purge -y {' '.join(PACKAGES)} >/dev/null 2>&1")
