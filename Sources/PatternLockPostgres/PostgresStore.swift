@@ -331,14 +331,14 @@ public final class PostgresStore: Store {
             return try call { client -> Loaded in
                 let rows = try await client.query(
                     """
-                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.host
+                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host
                     FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
                     WHERE u.user_name = \(user) ORDER BY f.id
                     """)
                 var record: UserRecord?
                 var bad: String?
-                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, host)
-                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?).self)
+                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host)
+                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?).self)
                 {
                     if record == nil {
                         guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
@@ -346,11 +346,11 @@ public final class PostgresStore: Store {
                             user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
                             failures: failures, lockedSince: lockedSince)
                     }
-                    if let at, let fuid, let service, let tty, let rhost, let host {
+                    if let at, let fuid, let service, let tty, let rhost, let ruser, let host {
                         record?.recent.append(
                             FailureEntry(
                                 when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
-                                rhost: rhost, host: host))
+                                rhost: rhost, ruser: ruser, host: host))
                     }
                 }
                 if let bad { return .corrupt(bad) }
@@ -379,8 +379,8 @@ public final class PostgresStore: Store {
                 for f in record.recent {
                     try await c.query(
                         """
-                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, host)
-                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.host))
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
                         """, logger: Logger(label: "patternlockd"))
                 }
             }
@@ -432,8 +432,8 @@ public final class PostgresStore: Store {
                           AND (u.locked_since = 0 OR (s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
                         RETURNING u.credential, u.failures, u.locked_since, s.t),
                     ins AS (
-                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, host)
-                        SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(host) FROM up),
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                        SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host) FROM up),
                     pruned AS (
                         DELETE FROM patternlock_failures f
                         WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (

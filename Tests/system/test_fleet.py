@@ -76,13 +76,14 @@ def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users)
     a.enroll(user, RIGHT)
     assert verify(b, user, RIGHT) == "OK"
     assert verify(c, user, RIGHT) == "OK"
-    assert verify(c, user, WRONG) == "FAIL remaining=4"
-    # The count is the fleet's: the failure on c shows on a, with c's name.
+    assert c.request(f"VERIFY user={user} pattern={WRONG} service=sudo tty=pts%2F1 rhost= ruser=carol") == "FAIL remaining=4"
+    # The count is the fleet's: the failure on c shows on a, with c's name and
+    # the user who asked (PAM_RUSER, "From").
     verb, fields = parse_reply(a.request(f"STATUS user={user}"))
     assert (verb, fields["enrolled"], fields["failures"]) == ("STATUS", "1", "1")
-    assert fields["recent"].endswith(",hostc"), fields["recent"]
+    assert fields["recent"].endswith(",carol,hostc"), fields["recent"]
     out = a.cli("status", user)
-    assert out.returncode == 0 and "hostc" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "hostc" in out.stdout and "carol" in out.stdout, out.stdout + out.stderr
     # Removed on one host, gone everywhere.
     assert b.request(f"REMOVE user={user}") == "OK"
     assert verify(a, user, RIGHT) == "NOT_ENROLLED"
@@ -249,7 +250,7 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
     files.enroll(alice, RIGHT)
     files.enroll(bob, "14789")
     assert verify(files, bob, WRONG) == "FAIL remaining=4"
-    assert verify(files, bob, WRONG) == "FAIL remaining=3"
+    assert files.request(f"VERIFY user={bob} pattern={WRONG} service=su tty= rhost= ruser=carol") == "FAIL remaining=3"
     files.stop()
 
     def run_import(key_file):
@@ -260,7 +261,7 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
     def dump():
         return postgres.psql(
             "SELECT user_name, uid, credential, failures, locked_since FROM patternlock_users ORDER BY 1;"
-            "SELECT user_name, at, uid, service, tty, rhost, host FROM patternlock_failures ORDER BY id;",
+            "SELECT user_name, at, uid, service, tty, rhost, ruser, host FROM patternlock_failures ORDER BY id;",
             database="patternlock")
 
     first = run_import(files.key_file)
@@ -269,7 +270,7 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
     second = run_import(files.key_file)
     assert second.returncode == 0, second.stderr
     assert dump() == once
-    assert bob in once and alice in once
+    assert bob in once and alice in once and "carol" in once
 
     # Records made with another key are refused, and nothing changes.
     other_key = shared_tmp / "other-key"
