@@ -18,6 +18,8 @@ extension PatternLockd {
 
         @OptionGroup var socketOptions: SocketOptions
 
+        @OptionGroup var layoutOptions: LayoutOptions
+
         @Argument(help: "The user whose pattern to delete (default: you).")
         var user: String?
 
@@ -41,11 +43,11 @@ extension PatternLockd {
                 }
                 var current: String?
                 if geteuid() != 0 {
-                    PatternInput.showGrid(title: "Confirm with your current pattern for \(user).")
+                    PatternInput.showGrid(title: "Confirm with your current pattern for \(user).", layout: layoutOptions.layout)
                     guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
                         throw ClientError(description: "No pattern was entered; nothing was removed.", code: Exit.invalid)
                     }
-                    current = c
+                    current = layoutOptions.layout.phoneDigits(c)
                 }
                 let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions)
                 switch reply {

@@ -11,8 +11,8 @@ extension PatternLockd {
             discussion: """
                 Keeps each user's pattern as a peppered PBKDF2-HMAC-SHA256 hash in the state \
                 directory and answers the line protocol described in PROTOCOL.md (installed \
-                with the documentation, /usr/local/share/doc/patternlock/ by default) on a \
-                Unix socket. \
+                with the documentation: /usr/share/doc/patternlockd/ from the Debian package, \
+                /usr/local/share/doc/patternlock/ after make install) on a Unix socket. \
                 Logs go to stderr (the journal under systemd); patterns never do.
 
                 The pepper is read from $CREDENTIALS_DIRECTORY/patternlock.key when systemd \

@@ -28,7 +28,17 @@ struct KeypadLayoutTests {
     func repeatedKey() {
         // Keys 7 4 1 7: the dot under key 7 (dot 1) twice.
         #expect(throws: PatternError.repeatedDot(7)) { try Pattern(typed: "7417", layout: .numpad) }
-        #expect(throws: PatternError.notADot) { try Pattern(typed: "7412x", layout: .numpad) }
+        #expect(throws: PatternError.notAKey) { try Pattern(typed: "7412x", layout: .numpad) }
+        #expect(PatternError.notAKey.description.contains("7 is top left"))
+        #expect(PatternError.notAKey.reason == PatternError.notADot.reason)
+        #expect(throws: PatternError.notADot) { try Pattern(typed: "1230", layout: .phone) }
+    }
+
+    @Test("A dot joined by a move is named by the keys the user pressed")
+    func joinedKey() {
+        // Keys 7 9 8 7: 7→9 passes over key 8 (dot 2), which is typed again.
+        #expect(throws: PatternError.joinedDotRepeated(8, from: 7, to: 9)) { try Pattern(typed: "7984", layout: .numpad) }
+        #expect(throws: PatternError.joinedDotRepeated(2, from: 1, to: 3)) { try Pattern(typed: "1325", layout: .phone) }
     }
 
     @Test("The grid is drawn as the keys are laid out")

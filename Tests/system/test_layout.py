@@ -74,3 +74,22 @@ def test_an_unknown_layout_is_refused_and_changes_nothing(daemon, make_users):
     assert r.returncode == 64, r.stdout + r.stderr
     assert "qwerty" in r.stderr and "phone" in r.stderr and "numpad" in r.stderr
     assert "enrolled=0" in daemon.request(f"STATUS user={user}")
+
+
+def test_a_user_removes_the_pattern_with_the_numpad_shape(daemon, make_users):
+    user, = make_users()
+    r = daemon.cli("enroll", "--layout", "numpad", input="74123\n74123\n", user=user)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The current pattern typed on the keypad is the keypad's: not counted as wrong.
+    r = daemon.cli("remove", "--layout", "numpad", input="74123\n", user=user)
+    assert r.returncode == 0 and "is removed" in r.stdout, r.stdout + r.stderr
+    assert "enrolled=0" in daemon.request(f"STATUS user={user}")
+
+
+def test_numpad_mistakes_are_named_by_the_keys_pressed(daemon, make_users):
+    user, = make_users()
+    r = daemon.cli("enroll", "--layout", "numpad", user, input="7984\n")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "Dot 8 is used twice: the move from 7 to 9 passed over it" in r.stderr, r.stderr
+    r = daemon.cli("enroll", "--layout", "numpad", user, input="7410\n")
+    assert r.returncode == 4 and "7 is top left" in r.stderr, r.stderr

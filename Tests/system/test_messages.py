@@ -63,9 +63,12 @@ def test_unreachable_says_where_the_socket_came_from(daemon):
     r = daemon.cli("status", env={"PATTERNLOCK_SOCKET": DEAD})
     assert r.returncode == 6 and f"at {DEAD} (from $PATTERNLOCK_SOCKET)" in r.stderr
     assert "unset it to use /run/patternlock/socket" in r.stderr
-    if os.path.exists("/run/patternlock/socket"):
-        return                       # a real daemon on this machine: nothing to refuse
-    r = daemon.cli("status", env={"PATTERNLOCK_SOCKET": ""})
+    # The default socket, with whatever this machine has at /run/patternlock
+    # hidden under an empty tmpfs in a private mount namespace.
+    env = {k: v for k, v in os.environ.items() if k != "PATTERNLOCK_SOCKET"}
+    hide = "if [ -d /run/patternlock ]; then mount -t tmpfs tmpfs /run/patternlock; fi; exec \"$0\" status"
+    r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, str(DAEMON)],
+                       capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 6 and "at /run/patternlock/socket (the default socket)" in r.stderr
     # The systemd hint only where systemd runs.
     assert ("systemctl status patternlockd.socket" in r.stderr) == os.path.isdir("/run/systemd/system")
@@ -291,6 +294,7 @@ def test_help_matches_what_the_commands_do():
     assert "`backend iterations_per_second budget_iterations compressions_per_second` lines" in flat(r.stdout)
     r = subprocess.run([str(DAEMON), "serve", "--help"], capture_output=True, text=True)
     assert "docs/PROTOCOL.md" not in r.stdout and "/usr/local/share/doc/patternlock/" in flat(r.stdout)
+    assert "/usr/share/doc/patternlockd/" in flat(r.stdout)  # where the package puts it
     r = subprocess.run([str(DAEMON), "verify", "--help"], capture_output=True, text=True)
     assert "6 daemon unreachable, 7 daemon error, 64 usage error" in flat(r.stdout)
 

@@ -55,13 +55,20 @@ public enum KeypadLayout: String, CaseIterable, Sendable {
 }
 
 extension Pattern {
-    /// Normalizes keys typed on `layout` into a pattern; a repeated dot is named by
-    /// its key on that layout.
+    /// Normalizes keys typed on `layout` into a pattern; what is wrong with the
+    /// input is said in that layout's keys (the mapping is its own inverse).
     public init(typed: some StringProtocol, layout: KeypadLayout) throws(PatternError) {
         do {
             try self.init(typed: layout.phoneDigits(typed))
-        } catch .repeatedDot(let dot) where dot > 0 {
-            throw .repeatedDot(layout.dot(forKey: dot))
+        } catch {
+            guard layout != .phone else { throw error }
+            switch error {
+            case .repeatedDot(let dot) where dot > 0: throw .repeatedDot(layout.dot(forKey: dot))
+            case .joinedDotRepeated(let dot, let from, let to):
+                throw .joinedDotRepeated(layout.dot(forKey: dot), from: layout.dot(forKey: from), to: layout.dot(forKey: to))
+            case .notADot: throw .notAKey
+            default: throw error
+            }
         }
     }
 }

@@ -130,6 +130,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
 public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
     case empty
     case notADot
+    /// `notADot` for keys typed on the numeric keypad (`KeypadLayout.numpad`).
+    case notAKey
     case repeatedDot(Int)
     /// A dot typed after a straight move over it had already joined it (`1327`:
     /// 1→3 took 2). The same protocol reason as `repeatedDot`.
@@ -140,7 +142,7 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
     public var reason: String {
         switch self {
         case .empty: return "empty"
-        case .notADot: return "not_a_dot"
+        case .notADot, .notAKey: return "not_a_dot"
         case .repeatedDot, .joinedDotRepeated: return "repeated_dot"
         case .tooShort: return "too_short"
         }
@@ -160,6 +162,7 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .empty: return "No dots were entered."
         case .notADot: return "Type the dots as the digits 1 to 9 (1 is top left, 9 bottom right)."
+        case .notAKey: return "Type the dots on the numeric keypad's keys 1 to 9 (7 is top left, 3 bottom right)."
         case .repeatedDot(let d) where d > 0: return "Dot \(d) is used twice; each dot can be used only once."
         case .repeatedDot: return "Each dot can be used only once."
         case .joinedDotRepeated(let d, let from, let to):
