@@ -116,7 +116,15 @@ def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, 
     assert hosts[2].request(f"RESET user={user}").startswith("OK")
     assert verify(hosts[0], user, RIGHT) == "OK"
     _, fields = parse_reply(hosts[1].request(f"STATUS user={user}"))
-    assert fields["locked"] == "0" and fields["failures"] == "0"
+    assert fields["locked"] == "0"
+    # The right pattern's own attempt was counted before its hash, and the daemon
+    # answers OK before it clears the count (a success is not held back by the
+    # write): another host sees the count at 0 once that write lands.
+    deadline = time.monotonic() + 10
+    while fields["failures"] != "0":
+        assert fields["failures"] == "1" and time.monotonic() < deadline, fields
+        time.sleep(0.05)
+        _, fields = parse_reply(hosts[1].request(f"STATUS user={user}"))
 
 
 def test_sigkill_in_the_middle_of_verifies_never_lowers_the_count(hosts, make_users):
@@ -187,12 +195,14 @@ def test_database_down_is_unavailable_in_time_and_the_daemons_recover(hosts, pos
     assert time.monotonic() - start < UNAVAILABLE_WITHIN + 0.5
 
     # The database is back: the same daemons serve again, without a restart.
+    # Each daemon finds it on its own (one that has just found the database gone
+    # fails fast for a second before it tries again).
     postgres.start()
     deadline = time.monotonic() + 20
-    while verify(b, user, RIGHT) != "OK":
-        assert time.monotonic() < deadline, "the daemon did not recover"
-        time.sleep(0.2)
-    assert verify(a, user, RIGHT) == "OK"
+    for host in (b, a):
+        while verify(host, user, RIGHT) != "OK":
+            assert time.monotonic() < deadline, "the daemon did not recover"
+            time.sleep(0.2)
 
 
 def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
