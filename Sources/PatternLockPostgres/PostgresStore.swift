@@ -387,6 +387,35 @@ public final class PostgresStore: Store {
         }
     }
 
+    /// Adds a record with its count, lock and history unless the database already
+    /// has one for the user (db import: a record in use is never overwritten).
+    /// True when it was added.
+    public func insertIfAbsent(_ record: UserRecord) throws(StoreError) -> Bool {
+        guard UserName.isValid(record.user) else { throw .refused("Invalid user name.") }
+        let uid = record.uid.map { Int64($0) }
+        return try call { client in
+            try await client.withTransaction(logger: Logger(label: "patternlockd")) { c in
+                let rows = try await c.query(
+                    """
+                    INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
+                    VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
+                    ON CONFLICT (user_name) DO NOTHING RETURNING 1
+                    """, logger: Logger(label: "patternlockd"))
+                var added = false
+                for try await _ in rows { added = true }
+                guard added else { return false }
+                for f in record.recent {
+                    try await c.query(
+                        """
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
+                        """, logger: Logger(label: "patternlockd"))
+                }
+                return true
+            }
+        }
+    }
+
     @discardableResult
     public func remove(_ user: String) throws(StoreError) -> Bool {
         guard UserName.isValid(user) else { return false }
@@ -412,11 +441,14 @@ public final class PostgresStore: Store {
         let keep = UserRecord.recentLimit - 1
         do {
             return try call { client -> AttemptCount in
-                // One statement, one transaction: the increment only happens while the
-                // user is not locked (or its timed lock is due), the attempt that reaches
-                // the limit locks, the failure is written beside it, and the history is
-                // kept to the newest entries. Concurrent attempts wait on the row.
-                let rows = try await client.query(
+                // One statement: the increment only happens while the user is not
+                // locked (or its timed lock is due), the attempt that reaches the limit
+                // locks, the failure is written beside it, and the history is kept to
+                // the newest entries. Concurrent attempts wait on the row. In an explicit
+                // transaction, so the credential is handed out only once COMMIT has
+                // answered: rows arrive before an implicit transaction commits.
+                let counted = try await client.withTransaction(logger: Logger(label: "patternlockd")) { c -> AttemptCount? in
+                let rows = try await c.query(
                     """
                     WITH s AS (
                         SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
@@ -439,14 +471,18 @@ public final class PostgresStore: Store {
                         WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
                             SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
                     SELECT credential, failures, locked_since, t FROM up
-                    """)
+                    """, logger: Logger(label: "patternlockd"))
+                var found: AttemptCount?
                 for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
-                    guard let credential = try? Credential(phc: phc) else { return .corrupt }
-                    return .counted(
+                    guard let credential = try? Credential(phc: phc) else { found = .corrupt; continue }
+                    found = .counted(
                         UserRecord(
                             user: user, uid: accountUID, credential: credential, failures: failures,
                             lockedSince: lockedSince), now: t)
                 }
+                return found
+                }
+                if let counted { return counted }
                 // Nothing counted: say why.
                 let why = try await client.query(
                     """

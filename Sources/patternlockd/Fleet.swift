@@ -59,7 +59,8 @@ enum Fleet {
         }
         guard let path else { return nil }
         let fd: Int32
-        switch Sys.open(path, O_RDONLY) {
+        // No symbolic link: the file itself must be the administrator's.
+        switch Sys.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) {
         case .failure(let e):
             throw .refused(
                 "Cannot open the database password file \(path): \(e). Create it with the role's password on one line, mode 0600.")
@@ -69,9 +70,16 @@ enum Fleet {
         guard case .success(let st) = Sys.fstat(fd), st.st_mode & S_IFMT == S_IFREG else {
             throw .refused("The database password file \(path) is not a regular file.")
         }
-        guard st.st_mode & 0o007 == 0 else {
+        // Whoever may change it chooses which database, and so which credentials, this
+        // host trusts: as for the key, only root or the daemon's own user.
+        guard st.st_uid == 0 || st.st_uid == geteuid() else {
             throw .refused(
-                "The database password file \(path) is readable by others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)"
+                "The database password file \(path) belongs to uid \(st.st_uid), not to root or the daemon's user. Fix it with: chown root \(path)"
+            )
+        }
+        guard st.st_mode & 0o027 == 0 else {
+            throw .refused(
+                "The database password file \(path) may be read by others or changed by its group (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)"
             )
         }
         guard case .success(var bytes) = Sys.readAll(fd, upTo: 1025), bytes.count <= 1024 else {
@@ -173,6 +181,11 @@ extension PatternLockd {
                 guard let url = try storeOptions.parsedURL() else { return }
                 do {
                     let pepper = try Fleet.pepper(keyFile: keyFile)
+                    // FileStore would create a missing directory: a mistyped path is an error.
+                    var st = stat()
+                    guard lstat(stateDir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+                        throw StoreError.refused("There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR.")
+                    }
                     let files = try FileStore(directory: stateDir)
                     var records: [UserRecord] = []
                     for user in files.users() {
@@ -192,8 +205,17 @@ extension PatternLockd {
                                 ?? Credential.minimumIterations, unlockAfter: 0))
                     // The key check above proves the database's key is this host's; the
                     // records were made with this key if their state dir's key is it.
-                    for r in records { try store.save(r) }
-                    print("Imported \(records.count) record\(records.count == 1 ? "" : "s") from \(stateDir) into \(url).")
+                    // A user the database already has is left as it is: a re-run, or an
+                    // import after the fleet is in use, never lowers a count, lifts a lock
+                    // or brings an old pattern back.
+                    var added = 0
+                    for r in records {
+                        if try store.insertIfAbsent(r) { added += 1 }
+                    }
+                    let kept = records.count - added
+                    print(
+                        "Imported \(added) record\(added == 1 ? "" : "s") from \(stateDir) into \(url)"
+                            + (kept > 0 ? "; \(kept) already there, left as \(kept == 1 ? "it is" : "they are")." : "."))
                 } catch let e as StoreError {
                     printError(e.description)
                     throw ExitCode(1)

@@ -27,6 +27,29 @@ struct DatabaseURLTests {
     }
 
     @Test(
+        "Off this host, a certificate that is not checked is refused",
+        arguments: [
+            "postgresql://pl@db.example.org/locks?sslmode=disable", "postgresql://pl@10.0.0.5/locks?sslmode=require",
+            "postgresql://pl@127.0.0.1.example.org/locks?sslmode=disable", "postgresql://pl@[2001:db8::1]/locks?sslmode=disable",
+        ])
+    func uncheckedOffHostRefused(_ text: String) {
+        do {
+            _ = try DatabaseURL(parsing: text)
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.description.contains("sslmode=verify-full"))
+        }
+    }
+
+    @Test("On loopback sslmode=disable and require stay allowed")
+    func loopbackUnchecked() throws {
+        for host in ["127.0.0.1", "127.8.9.10", "localhost", "[::1]"] {
+            #expect(try DatabaseURL(parsing: "postgresql://pl@\(host)/locks?sslmode=disable").tlsMode == .disable)
+            #expect(try DatabaseURL(parsing: "postgresql://pl@\(host)/locks?sslmode=require").tlsMode == .require)
+        }
+    }
+
+    @Test(
         "A password in the URI is refused with the way to give it",
         arguments: [
             "postgresql://pl:secret@db/locks?sslmode=disable", "postgresql://pl@db/locks?sslmode=disable&password=secret",

@@ -279,8 +279,17 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
     once = dump()
     second = run_import(files.key_file)
     assert second.returncode == 0, second.stderr
+    assert "Imported 0 records" in second.stdout and "2 already there" in second.stdout, second.stdout
     assert dump() == once
     assert bob in once and alice in once and "carol" in once
+
+    # A mistyped state directory is an error, not "0 records" (and is not created).
+    missing = shared_tmp / "no-such-state"
+    r = subprocess.run([str(FLEET_DAEMON), "db", "import", "--state-dir", str(missing),
+                        "--key-file", files.key_file, "--store", postgres.socket_url()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "There is no state directory" in r.stderr, r.stderr
+    assert not missing.exists()
 
     # Records made with another key are refused, and nothing changes.
     other_key = shared_tmp / "other-key"
@@ -299,6 +308,14 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
         assert fields["failures"] == "2"
         assert verify(host, alice, RIGHT) == "OK"
         assert verify(host, bob, "14789") == "OK"
+        # The fleet in use: importing again never brings the old count back.
+        deadline = time.monotonic() + 10
+        while parse_reply(host.request(f"STATUS user={bob}"))[1]["failures"] != "0":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        again = run_import(files.key_file)
+        assert again.returncode == 0 and "Imported 0 records" in again.stdout, again.stdout + again.stderr
+        assert parse_reply(host.request(f"STATUS user={bob}"))[1]["failures"] == "0"
     finally:
         host.stop()
 

@@ -258,8 +258,15 @@ public final class PatternService: Sendable {
         do throws(StoreError) { users = try store.users() } catch { return .failure(error) }
         for user in users {
             let r: Result<ResetCount, StoreError> = locks.withLock(user) {
-                guard case .record(let record) = store.load(user), record.failures > 0 || record.lockedSince != 0
-                else { return .success(ResetCount()) }
+                // A record that cannot be read now may be locked: say so, never "0 cleared".
+                let record: UserRecord
+                switch store.load(user) {
+                case .record(let r): record = r
+                case .missing, .corrupt: return .success(ResetCount())
+                case .unavailable(let why): return .failure(.unavailable(why))
+                case .unreadable(let why): return .failure(.unavailable("The record of \(user) cannot be read now (\(why))."))
+                }
+                guard record.failures > 0 || record.lockedSince != 0 else { return .success(ResetCount()) }
                 let before: UserRecord?
                 do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
                 return .success(before.map { cleared($0) } ?? ResetCount())

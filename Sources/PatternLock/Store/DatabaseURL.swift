@@ -149,11 +149,26 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
                 "The --store URI asks for TLS (sslmode=\(tlsMode.rawValue)) over a Unix socket; use sslmode=disable for a socket directory."
             )
         }
+        // Without a checked certificate anyone on the path can answer for the
+        // database, credentials included: only on this host's loopback.
+        if case .tcp(let h, _) = endpoint, tlsMode == .disable || tlsMode == .require, !Self.isLoopback(h) {
+            throw Error(
+                "The --store URI reaches \(h) over the network with sslmode=\(tlsMode.rawValue), which does not check the database's certificate: anyone on the path could answer for it. Use sslmode=verify-full&sslrootcert=/path/to/ca.pem (sslmode=disable or require only for a database on this host's loopback)."
+            )
+        }
         if tlsMode == .verifyFull || tlsMode == .verifyCA, rootCertificate == nil {
             throw Error(
                 "The --store URI asks the database's certificate to be checked (sslmode=\(tlsMode.rawValue)) but names no CA file: add sslrootcert=/path/to/ca.pem (or sslmode=disable for a database on this host's loopback)."
             )
         }
+    }
+
+    /// localhost, 127.0.0.0/8 or ::1: a connection that never leaves this host.
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
+        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in UInt8(p).map { String($0) == p } ?? false }
     }
 
     /// The URI without anything secret (it never holds one), for logs and messages.
