@@ -358,6 +358,9 @@ int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
 	size_t pos, vlen;
 	int ret = -1;
 
+	/* Padding too: the caller's copy holds no stack garbage (and two parses
+	 * of one line give byte-identical results). */
+	memset(&r, 0, sizeof(r));
 	reply_reset(&r);
 	if (line == NULL || len == 0 || len >= PL_MAX_REPLY)
 		goto done;
@@ -428,7 +431,7 @@ done:
 	if (out != NULL) {
 		if (ret != 0)
 			reply_reset(&r);
-		*out = r;
+		memcpy(out, &r, sizeof(*out));
 	}
 	return ret;
 }
