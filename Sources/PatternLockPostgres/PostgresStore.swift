@@ -448,39 +448,39 @@ public final class PostgresStore: Store {
                 // transaction, so the credential is handed out only once COMMIT has
                 // answered: rows arrive before an implicit transaction commits.
                 let counted = try await client.withTransaction(logger: Logger(label: "patternlockd")) { c -> AttemptCount? in
-                let rows = try await c.query(
-                    """
-                    WITH s AS (
-                        SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
-                        FROM patternlock_settings WHERE id = 1),
-                    up AS (
-                        UPDATE patternlock_users AS u SET
-                            failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
-                            locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= s.max_failures
-                                           THEN greatest(s.t, 1) ELSE 0 END,
-                            uid = coalesce(u.uid, \(uid))
-                        FROM s
-                        WHERE u.user_name = \(user) AND (u.uid IS NULL OR u.uid = \(uid))
-                          AND (u.locked_since = 0 OR (s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
-                        RETURNING u.credential, u.failures, u.locked_since, s.t),
-                    ins AS (
-                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
-                        SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host) FROM up),
-                    pruned AS (
-                        DELETE FROM patternlock_failures f
-                        WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
-                            SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
-                    SELECT credential, failures, locked_since, t FROM up
-                    """, logger: Logger(label: "patternlockd"))
-                var found: AttemptCount?
-                for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
-                    guard let credential = try? Credential(phc: phc) else { found = .corrupt; continue }
-                    found = .counted(
-                        UserRecord(
-                            user: user, uid: accountUID, credential: credential, failures: failures,
-                            lockedSince: lockedSince), now: t)
-                }
-                return found
+                    let rows = try await c.query(
+                        """
+                        WITH s AS (
+                            SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
+                            FROM patternlock_settings WHERE id = 1),
+                        up AS (
+                            UPDATE patternlock_users AS u SET
+                                failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
+                                locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= s.max_failures
+                                               THEN greatest(s.t, 1) ELSE 0 END,
+                                uid = coalesce(u.uid, \(uid))
+                            FROM s
+                            WHERE u.user_name = \(user) AND (u.uid IS NULL OR u.uid = \(uid))
+                              AND (u.locked_since = 0 OR (s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
+                            RETURNING u.credential, u.failures, u.locked_since, s.t),
+                        ins AS (
+                            INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                            SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host) FROM up),
+                        pruned AS (
+                            DELETE FROM patternlock_failures f
+                            WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
+                                SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
+                        SELECT credential, failures, locked_since, t FROM up
+                        """, logger: Logger(label: "patternlockd"))
+                    var found: AttemptCount?
+                    for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
+                        guard let credential = try? Credential(phc: phc) else { found = .corrupt; continue }
+                        found = .counted(
+                            UserRecord(
+                                user: user, uid: accountUID, credential: credential, failures: failures,
+                                lockedSince: lockedSince), now: t)
+                    }
+                    return found
                 }
                 if let counted { return counted }
                 // Nothing counted: say why.
