@@ -159,9 +159,9 @@ extension PatternLockd {
                 abstract: "Copy a host's file records (credentials, counts, locks, failures) into the fleet's database.",
                 discussion: """
                     Run it as root on the host, with its daemon stopped, and with the fleet's key. \
-                    A record that is already in the database is replaced by the file's, so running \
-                    it again changes nothing. Records made with another key are refused: the whole \
-                    import stops before anything is written.
+                    A user the database already has is left as it is, so running it again, even \
+                    after the fleet is in use, changes nothing. A key file that is not the fleet's \
+                    is refused: the whole import stops before anything is written.
                     """)
             @OptionGroup var storeOptions: Fleet.StoreOptions
 
