@@ -23,8 +23,15 @@ let package = Package(
         .target(name: "CSHA256"),
         // What Swift cannot spell: SO_PEERCRED, getrandom, explicit_bzero.
         .target(name: "CPatternLockShims"),
-        // Pattern rules, crypto, credentials, lockout, the Store seam and the file store. No sockets, no NIO.
+        // Pattern rules, crypto, credentials, lockout, the Store seam and the file store.
+        // No sockets, no wire words, no NIO.
         .target(name: "PatternLock", dependencies: ["CSHA256", "CPatternLockShims"]),
+        // The contract with the PAM module and the CLI: lines, requests, replies, the
+        // reason and error-code enums, and every sentence a user reads.
+        .target(name: "PatternLockWire", dependencies: ["PatternLock"]),
+        // The daemon as a library: server, listener, request handling and authorization,
+        // accounts, logging, and the client side of the socket. Unit-tested without a socket.
+        .target(name: "PatternLockDaemon", dependencies: ["PatternLockWire", "PatternLock", "CPatternLockShims"]),
         // The PostgreSQL store. Without the PostgreSQL trait it compiles to nothing and pulls in no NIO.
         .target(
             name: "PatternLockPostgres",
@@ -35,18 +42,20 @@ let package = Package(
         .executableTarget(
             name: "patternlockd",
             dependencies: [
-                "PatternLock", "CPatternLockShims",
+                "PatternLockDaemon", "PatternLockWire", "PatternLock", "CPatternLockShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam")]),
-        .testTarget(name: "PatternLockTests", dependencies: ["PatternLock"], exclude: ["Vectors"]),
-        // PatternLock too: the module and the CLI must word a lockout alike.
-        .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLock"]),
+        .testTarget(name: "PatternLockTests", dependencies: ["PatternLock", "PatternLockWire"], exclude: ["Vectors"]),
+        .testTarget(name: "PatternLockWireTests", dependencies: ["PatternLockWire", "PatternLock"]),
+        .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
+        // The wire and its wording too: the module and the CLI must word a reply alike.
+        .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock"]),
         // Protocol, record and PHC parsers under libFuzzer (`make fuzz`); without
         // -DFUZZING a corpus replayer (`make fuzz-replay`).
-        .executableTarget(name: "PatternLockFuzz", dependencies: ["PatternLock"], path: "Fuzz/Swift"),
+        .executableTarget(name: "PatternLockFuzz", dependencies: ["PatternLockWire", "PatternLock"], path: "Fuzz/Swift"),
     ],
     swiftLanguageModes: [.v6]
 )

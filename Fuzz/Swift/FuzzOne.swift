@@ -1,4 +1,5 @@
 import PatternLock
+import PatternLockWire
 
 /// One input through every parser that reads bytes an attacker can choose: the
 /// daemon's request parser (any local user can connect), the client's reply
@@ -59,7 +60,9 @@ func fuzzReply(_ text: String) {
 
 /// What the daemon sends: free text in a reply field comes back as it went out.
 func fuzzReplyEncoding(_ text: String) {
-    for reply in [Reply.error(text), .invalid(reason: text), .user(text)] {
+    // A reason word the policy owns parses as its refusal: the one spelling of it.
+    let invalid: Reply = text == "denylisted" ? .refused(.denylisted) : .invalid(InvalidReason(word: text))
+    for reply in [Reply.error(ErrorCode(rawValue: text)), invalid, .user(text)] {
         let line = reply.line
         guard noFramingBytes(line) else { violated("reply field not encoded", line) }
         if line.utf8.count < Line.maxReplyBytes, Reply(line: line) != reply {
@@ -88,7 +91,10 @@ func fuzzPattern(_ text: String) {
     do {
         pattern = try Pattern(typed: text)
     } catch {
-        guard PatternError(reason: error.reason) != nil else { violated("reason without a parse", error.reason) }
+        let reason = InvalidReason(error)
+        guard reason.patternError != nil, InvalidReason(word: reason.word) == reason else {
+            violated("reason without a parse", reason.word)
+        }
         return
     }
     let dots = pattern.dots

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,12 +55,10 @@ extension PatternLockd {
                 throw ValidationError("Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.")
             }
             if let iterations, !(Credential.minimumIterations...Credential.maximumIterations).contains(iterations) {
-                throw ValidationError(Self.iterationsRange)
+                throw ValidationError(ClientWording.iterationsRange)
             }
             _ = try targetUser(user)
         }
-
-        static let iterationsRange = "--iterations must be between \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256) and \(Credential.maximumIterations); leave it out to get the daemon's calibrated count."
 
         func run() throws {
             let sudoDefault = user == nil ? try sudoUser() : nil
@@ -74,7 +74,7 @@ extension PatternLockd {
                 // longer: ask what is needed, read the patterns, then connect again.
                 // Asked of root too, so nobody types a pattern for a daemon that is down.
                 let changing: Bool
-                switch try DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
                 case .status(let s):
                     changing = s.enrolled
                     // A user's change is checked against the current pattern, which a
@@ -111,14 +111,14 @@ extension PatternLockd {
                     let reply = try DaemonConnection.request(
                         .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
                                 iterations: iterations, override: overridePolicy),
-                        socket: socketOptions)
+                        socket: socketOptions.address)
                     switch reply {
                     case .okIterations(let n):
                         print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
                         // The daemon's model is this binary's: rank the pattern here.
                         print(GuessFeedback.strength(guesses: GuessRanking.published.rank(of: pattern)))
                         enrolled = pattern
-                    case .refused, .invalid(reason: "denylisted"):
+                    case .refused:
                         var refusal = EnrollPolicy.Refusal.denylisted
                         if case .refused(let r) = reply { refusal = r }
                         let why = GuessFeedback.sentence(for: refusal, pattern: pattern) + "\n" + pattern.picture

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if PostgreSQL
 import PatternLockPostgres
 #endif
@@ -96,9 +98,7 @@ enum Fleet {
     /// Loads the pepper for a fleet host: it must exist (every host gets a copy of
     /// the fleet's key; a new one here would not match the others).
     static func pepper(keyFile: String) throws -> Pepper {
-        var env: [String: String] = [:]
-        if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
-        let key = KeyFile.resolvePath(configured: keyFile, environment: env)
+        let key = KeyFile.resolvePath(configured: keyFile)
         return try KeyFile.load(path: key.path, create: false, isCredential: key.isCredential)
     }
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 
 extension KeypadLayout: ExpressibleByArgument {}
 

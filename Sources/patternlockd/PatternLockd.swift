@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +50,9 @@ struct SocketOptions: ParsableArguments {
         guard let env = getenvString("PATTERNLOCK_SOCKET"), !env.isEmpty else { return nil }
         return env
     }
+
+    /// The socket with where it came from and what to try, for the connection.
+    var address: DaemonAddress { DaemonAddress(path: path, origin: origin, hint: hint) }
 
     /// Where `path` came from, for a message that says which setting to fix.
     var origin: String {

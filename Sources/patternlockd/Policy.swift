@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,33 +58,6 @@ struct PolicyOptions: ParsableArguments {
             : "refuse the \(GuessFeedback.grouped(policy.threshold)) patterns people choose most, in any rotation or mirror image"
         let deny = policy.denylist.isEmpty ? "no denylist" : "\(policy.denylist.count) denylisted pattern\(policy.denylist.count == 1 ? "" : "s")"
         return "\(top); at least \(policy.minimumDots) dots; \(deny)"
-    }
-}
-
-extension EnrollPolicy {
-    /// The policy's verdict on typed input; nil when allowed or not a pattern at
-    /// all (the service then says what is wrong with it).
-    func refusal(typed: SecretBytes) -> Refusal? {
-        guard let pattern = try? Pattern(typed: typed) else { return nil }
-        return refusal(for: pattern)
-    }
-
-    /// A VERIFY reply: a right pattern this policy would refuse today is `OK weak=1`,
-    /// so the PAM module can advise a change. The lookup is a binary search in the
-    /// table built at start.
-    func verifyReply(_ outcome: PatternService.Outcome, typed: SecretBytes) -> Reply {
-        outcome == .ok && refusal(typed: typed) != nil ? .okWeak : outcome.reply
-    }
-}
-
-extension Reply {
-    /// The reply as logged: without the guess rank, which names the pattern as
-    /// surely as its digits would.
-    var logLine: String {
-        switch self {
-        case .refused(.common): return "INVALID reason=common"
-        default: return line
-        }
     }
 }
 

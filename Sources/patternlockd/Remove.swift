@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +32,7 @@ extension PatternLockd {
             do {
                 // Known before any pattern is asked: a daemon that is down, a user with
                 // nothing to remove, a lock that refuses the current pattern.
-                switch try DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
                 // Root also removes a stale or unreadable record, which is not enrolled.
                 case .status(let s) where !s.enrolled && (geteuid() != 0 || (!s.corrupt && s.owner == .same)):
                     throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
@@ -49,7 +51,7 @@ extension PatternLockd {
                     }
                     current = layoutOptions.layout.phoneDigits(c)
                 }
-                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions)
+                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.address)
                 switch reply {
                 case .ok: print("The pattern of \(user) is removed.")
                 case .notEnrolled: throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +35,7 @@ extension PatternLockd {
             do {
                 guard geteuid() == 0 else { throw notRoot() }
                 let request: Request = all ? .resetAll : .reset(user: user ?? "")
-                let reply = try DaemonConnection.request(request, socket: socketOptions)
+                let reply = try DaemonConnection.request(request, socket: socketOptions.address)
                 if case .notEnrolled = reply, let user {
                     throw ClientError(description: "\(user) has no pattern; there is nothing to reset.", code: Exit.notEnrolled)
                 }
@@ -71,7 +73,7 @@ extension PatternLockd {
             let command = "patternlockd reset \(all ? "--all" : named)"
             var text = "Only an administrator (root) can reset pattern unlock. "
             if let user, let me = Accounts.currentUserName, UserName.same(me, user),
-                case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: socketOptions)
+                case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: socketOptions.address)
             {
                 if s.locked {
                     text += LockoutWording.locked(user: user, retryAfter: s.retryAfter)

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,9 +93,7 @@ extension PatternLockd {
                     _ = Glibc.rmdir(dir)
                 }
             }
-            var env: [String: String] = [:]
-            if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
-            let key = KeyFile.resolvePath(configured: keyFile, environment: env)
+            let key = KeyFile.resolvePath(configured: keyFile)
             let keyExisted = Self.exists(key.path)
             let keyDirectoryExisted = Self.exists(Sys.splitPath(key.path).0)
             let pepper: Pepper

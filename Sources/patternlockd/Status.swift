@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +28,7 @@ extension PatternLockd {
 
         func run() throws {
             do {
-                var connection = try DaemonConnection(socket: socketOptions)
+                var connection = try DaemonConnection(socket: socketOptions.address)
                 defer { connection.close() }
                 var users: [String]
                 if let user {
@@ -56,8 +58,8 @@ extension PatternLockd {
                 }
                 if let firstError { throw firstError }
                 // For monitoring: a lock is worth an exit status, like faillock's users.
-                if anyLocked { throw Exit.locked }
-                if user != nil && notEnrolled { throw Exit.notEnrolled }
+                if anyLocked { throw Exit.locked.exitCode }
+                if user != nil && notEnrolled { throw Exit.notEnrolled.exitCode }
             } catch let error as ClientError {
                 throw fail(error)
             }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import PatternLock
+import PatternLockDaemon
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,7 +31,7 @@ extension PatternLockd {
             let user = try targetUser(user)
             do {
                 // As the PAM module does: nobody types a pattern that cannot be checked.
-                switch try DaemonConnection.request(.status(user: user), socket: socketOptions) {
+                switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
                 case .status(let s) where !s.enrolled: throw failure(for: .notEnrolled, user: user)
                 case .status(let s) where s.locked: throw failure(for: .locked(retryAfter: s.retryAfter), user: user)
                 case .status: break
@@ -47,7 +49,7 @@ extension PatternLockd {
                 var tty = ""
                 if let name = ttyname(0) { tty = String(cString: name) }
                 let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
-                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions)
+                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions.address)
                 guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
                 if reply == .okWeak { print(GuessFeedback.changeAdvice) }

@@ -1,5 +1,6 @@
 import CPamPatternLock
 import PatternLock
+import PatternLockWire
 import Testing
 
 @Suite("What the user reads")

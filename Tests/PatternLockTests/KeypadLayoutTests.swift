@@ -1,6 +1,7 @@
 import Testing
 
 @testable import PatternLock
+import PatternLockWire
 
 @Suite("Keypad layouts")
 struct KeypadLayoutTests {
@@ -30,7 +31,7 @@ struct KeypadLayoutTests {
         #expect(throws: PatternError.repeatedDot(7)) { try Pattern(typed: "7417", layout: .numpad) }
         #expect(throws: PatternError.notAKey) { try Pattern(typed: "7412x", layout: .numpad) }
         #expect(PatternError.notAKey.description.contains("7 is top left"))
-        #expect(PatternError.notAKey.reason == PatternError.notADot.reason)
+        #expect(InvalidReason(PatternError.notAKey) == InvalidReason(PatternError.notADot))
         #expect(throws: PatternError.notADot) { try Pattern(typed: "1230", layout: .phone) }
     }
 

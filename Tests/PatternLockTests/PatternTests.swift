@@ -1,5 +1,6 @@
 import Testing
 import PatternLock
+import PatternLockWire
 
 @Suite("Pattern rules")
 struct PatternTests {
@@ -34,14 +35,14 @@ struct PatternTests {
         // 1→3 takes 2, so typing 2 afterwards repeats it.
         #expect(throws: PatternError.joinedDotRepeated(2, from: 1, to: 3)) { try Pattern(typed: "1325") }
         #expect(throws: PatternError.joinedDotRepeated(5, from: 1, to: 9)) { try Pattern(typed: "1954") }
-        #expect(PatternError.joinedDotRepeated(2, from: 1, to: 3).reason == "repeated_dot")
+        #expect(InvalidReason(PatternError.joinedDotRepeated(2, from: 1, to: 3)) == .repeatedDot)
         #expect(PatternError.joinedDotRepeated(2, from: 1, to: 3).description
             == "Dot 2 is used twice: the move from 1 to 3 passed over it and already joined it. Each dot can be used only once; leave 2 out or type it before that move.")
         // A dot typed twice by hand is told as such.
         #expect(PatternError.repeatedDot(1).description == "Dot 1 is used twice; each dot can be used only once.")
         #expect(throws: PatternError.tooShort(3)) { try Pattern(typed: "126") }
         #expect(PatternError.tooShort(3).description == "Connect at least 4 dots (this pattern has 3).")
-        #expect(PatternError.notADot.reason == "not_a_dot")
+        #expect(InvalidReason(PatternError.notADot).word == "not_a_dot")
     }
 
     /// Android's rule: from a dot, any unused dot may follow unless the straight move

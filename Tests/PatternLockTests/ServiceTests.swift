@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import PatternLock
+import PatternLockWire
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
@@ -109,7 +110,7 @@ struct ServiceTests {
         for remaining in [4, 3, 2, 1] { #expect(verify(s, "1235") == .fail(remaining: remaining)) }
         // The failure that locks says when the lock lifts, so the user is told at once.
         #expect(verify(s, "1235") == .fail(remaining: 0, retryAfter: 60))
-        #expect(PatternService.Outcome.fail(remaining: 0, retryAfter: 60).reply.line == "FAIL remaining=0 retry_after=60")
+        #expect(Reply(PatternService.Outcome.fail(remaining: 0, retryAfter: 60)).line == "FAIL remaining=0 retry_after=60")
         #expect(verify(s, "1397") == .locked(retryAfter: 60))
         clock.advance(59)
         #expect(verify(s, "1397") == .locked(retryAfter: 1))
@@ -138,7 +139,7 @@ struct ServiceTests {
         #expect(enrollSelf(s, "bob", "5678", current: "4321", uid: 1000) == .fail(remaining: 4))
         #expect(enrollSelf(s, "bob", "5678", current: "1234", uid: 1000) == .ok)
         #expect(verify(s, "5678", user: "bob") == .ok)
-        #expect(s.enroll(user: "bob", typed: "5678", current: nil, iterations: 1000, byAdministrator: true, context: AttemptContext(), uid: 0) == .error("iterations_too_low"))
+        #expect(s.enroll(user: "bob", typed: "5678", current: nil, iterations: 1000, byAdministrator: true, context: AttemptContext(), uid: 0) == .error(.iterationsTooLow))
         #expect(s.remove(user: "bob", current: "1234", byAdministrator: false, context: AttemptContext(), uid: 1000) == .fail(remaining: 4))
         #expect(s.remove(user: "bob", current: "5678", byAdministrator: false, context: AttemptContext(), uid: 1000) == .ok)
         #expect(s.status(user: "bob").enrolled == false)
@@ -194,13 +195,13 @@ struct ServiceTests {
         // A record that exists but cannot be parsed: the user is refused, root is not.
         try "patternlock-record-v1\nuser=alice\ncredential=garbage\n".write(
             toFile: base + "/state/alice", atomically: false, encoding: .utf8)
-        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error("record_unreadable"))
+        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error(.recordUnreadable))
         #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: true,
                          context: AttemptContext(), uid: 0) == .ok)
         // Nor when something else stands in the record's place.
         try FileManager.default.removeItem(atPath: base + "/state/alice")
         try FileManager.default.createDirectory(atPath: base + "/state/alice", withIntermediateDirectories: false)
-        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error("record_unreadable"))
+        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error(.recordUnreadable))
     }
 
     @Test("A lock time and a timed unlock near Int64.max never trap")

@@ -134,29 +134,9 @@ public enum PatternError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAKey
     case repeatedDot(Int)
     /// A dot typed after a straight move over it had already joined it (`1327`:
-    /// 1→3 took 2). The same protocol reason as `repeatedDot`.
+    /// 1→3 took 2).
     case joinedDotRepeated(Int, from: Int, to: Int)
     case tooShort(Int)
-
-    /// The protocol's `INVALID reason=` word.
-    public var reason: String {
-        switch self {
-        case .empty: return "empty"
-        case .notADot, .notAKey: return "not_a_dot"
-        case .repeatedDot, .joinedDotRepeated: return "repeated_dot"
-        case .tooShort: return "too_short"
-        }
-    }
-
-    public init?(reason: String) {
-        switch reason {
-        case "empty": self = .empty
-        case "not_a_dot": self = .notADot
-        case "repeated_dot": self = .repeatedDot(0)
-        case "too_short": self = .tooShort(0)
-        default: return nil
-        }
-    }
 
     public var description: String {
         switch self {

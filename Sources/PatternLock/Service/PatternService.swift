@@ -58,25 +58,13 @@ public final class PatternService: Sendable {
 
     public enum Outcome: Equatable, Sendable {
         case ok
-        /// `retryAfter`: as `Reply.fail`, set on the failure that locks under a timed unlock.
+        /// `retryAfter`: seconds until a timed unlock, set on the failure that locks under a timed unlock.
         case fail(remaining: Int, retryAfter: Int64 = 0)
         case locked(retryAfter: Int64)
         case notEnrolled
         case invalid(PatternError)
         case currentRequired
-        case error(String)
-
-        public var reply: Reply {
-            switch self {
-            case .ok: return .ok
-            case .fail(let r, let retry): return .fail(remaining: r, retryAfter: retry)
-            case .locked(let s): return .locked(retryAfter: s)
-            case .notEnrolled: return .notEnrolled
-            case .invalid(let e): return .invalid(reason: e.reason)
-            case .currentRequired: return .invalid(reason: "current_required")
-            case .error(let m): return .error(m)
-            }
-        }
+        case error(ServiceError)
     }
 
     // MARK: - Verify
@@ -129,8 +117,8 @@ public final class PatternService: Sendable {
                     return (.locked(retryAfter: r.retryAfter(now: now, policy: policy)), nil, nil)
                 }
                 return (.invalid(error), nil, nil)
-            case .unreadable: return (.error("store_failed"), nil, nil)
-            case .unavailable: return (.error("store_unavailable"), nil, nil)
+            case .unreadable: return (.error(.storeFailed), nil, nil)
+            case .unavailable: return (.error(.storeUnavailable), nil, nil)
             case .missing, .corrupt: return (.notEnrolled, nil, nil)
             }
         }
@@ -139,8 +127,8 @@ public final class PatternService: Sendable {
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
         switch store.countAttempt(user: user, accountUID: accountUID(user), entry: entry) {
-        case .failed: return (.error("store_failed"), nil, nil)
-        case .unavailable: return (.error("store_unavailable"), nil, nil)
+        case .failed: return (.error(.storeFailed), nil, nil)
+        case .unavailable: return (.error(.storeUnavailable), nil, nil)
         case .missing, .corrupt: return (.notEnrolled, nil, nil)
         case .locked(let retryAfter): return (.locked(retryAfter: retryAfter), nil, nil)
         case .counted(let r, let t): (record, now) = (r, t)
@@ -172,18 +160,18 @@ public final class PatternService: Sendable {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
         let n = iterations ?? targetIterations
-        guard n >= Credential.minimumIterations else { return .error("iterations_too_low") }
-        guard n <= Credential.maximumIterations else { return .error("iterations_too_high") }
+        guard n >= Credential.minimumIterations else { return .error(.iterationsTooLow) }
+        guard n <= Credential.maximumIterations else { return .error(.iterationsTooHigh) }
         return locks.withLock(user) {
-            guard let accountUID = accountUID(user) else { return .error("no_such_user") }
+            guard let accountUID = accountUID(user) else { return .error(.noSuchUser) }
             if !byAdministrator {
                 // Without the current pattern only when there is known to be none:
                 // a record that cannot be read now may well exist.
                 switch loadOwned(user) {
                 case .missing: break
-                case .corrupt: return .error("record_unreadable")
-                case .unreadable: return .error("store_failed")
-                case .unavailable: return .error("store_unavailable")
+                case .corrupt: return .error(.recordUnreadable)
+                case .unreadable: return .error(.storeFailed)
+                case .unavailable: return .error(.storeUnavailable)
                 case .record:
                     guard let current else { return .currentRequired }
                     let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
@@ -194,9 +182,9 @@ public final class PatternService: Sendable {
                 let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
                 try store.save(UserRecord(user: user, uid: accountUID, credential: credential))
             } catch StoreError.unavailable {
-                return .error("store_unavailable")
+                return .error(.storeUnavailable)
             } catch {
-                return .error("store_failed")
+                return .error(.storeFailed)
             }
             return .ok
         }
@@ -210,8 +198,8 @@ public final class PatternService: Sendable {
             switch byAdministrator ? store.load(user) : loadOwned(user) {
             case .missing: return .notEnrolled
             case .corrupt where !byAdministrator: return .notEnrolled
-            case .unreadable where !byAdministrator: return .error("store_failed")
-            case .unavailable: return .error("store_unavailable")
+            case .unreadable where !byAdministrator: return .error(.storeFailed)
+            case .unavailable: return .error(.storeUnavailable)
             default: break
             }
             if !byAdministrator {
@@ -220,8 +208,8 @@ public final class PatternService: Sendable {
                 guard outcome == .ok else { return outcome }
             }
             do throws(StoreError) { try store.remove(user) } catch {
-                if case .unavailable = error { return .error("store_unavailable") }
-                return .error("store_failed")
+                if case .unavailable = error { return .error(.storeUnavailable) }
+                return .error(.storeFailed)
             }
             return .ok
         }

@@ -20,6 +20,13 @@ public enum KeyFile {
 
     /// The key file to use: the systemd credential when `$CREDENTIALS_DIRECTORY` is
     /// set and holds one, else `configured`.
+    /// `resolvePath(configured:environment:)` with this process's `$CREDENTIALS_DIRECTORY`.
+    public static func resolvePath(configured: String) -> (path: String, isCredential: Bool) {
+        var env: [String: String] = [:]
+        if let c = getenvString("CREDENTIALS_DIRECTORY") { env["CREDENTIALS_DIRECTORY"] = c }
+        return resolvePath(configured: configured, environment: env)
+    }
+
     public static func resolvePath(configured: String, environment: [String: String]) -> (path: String, isCredential: Bool) {
         if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty {
             let candidate = "\(dir)/\(credentialName)"

@@ -1,3 +1,5 @@
+import PatternLock
+
 /// The sentences a user reads about attempts and lockouts. The PAM module says
 /// the same in C (`Sources/CPamPatternLock/messages.c`); a unit test compares the
 /// two, so `sudo` and `patternlockd` never disagree about a lock.

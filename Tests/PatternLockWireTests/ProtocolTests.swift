@@ -1,5 +1,6 @@
 import Testing
 import PatternLock
+import PatternLockWire
 
 @Suite("Protocol lines")
 struct ProtocolTests {
@@ -19,7 +20,7 @@ struct ProtocolTests {
         #expect(line.secret("pattern") == "1397" && line.secret("current") == "7415")
         #expect(line.keys == ["user", "pattern", "current"])
         #expect(!"\(SecretBytes("1397"))".contains("1397"), "a secret never prints its bytes")
-        #expect(throws: Line.ParseError.malformed("bad_encoding")) { try Line(parsing: Array("VERIFY pattern=%FF".utf8)) }
+        #expect(throws: Line.ParseError.malformed(.badEncoding)) { try Line(parsing: Array("VERIFY pattern=%FF".utf8)) }
     }
 
     @Test("Malformed requests say why", arguments: [
@@ -34,7 +35,7 @@ struct ProtocolTests {
             _ = try Request(try Line(parsing: Array(text.utf8)))
             Issue.record("accepted \(text)")
         } catch {
-            #expect(error.message == message)
+            #expect(error.code.rawValue == message)
             #expect(!error.closesConnection)
         }
     }
@@ -58,7 +59,7 @@ struct ProtocolTests {
                                 recent: [FailureEntry(when: 5, uid: 1000, service: "su,do;x", tty: "pts/0", rhost: ""),
                                          FailureEntry(when: 6, uid: 0)])
         let replies: [Reply] = [.ok, .okIterations(600_000), .okCount(3), .fail(remaining: 0), .locked(retryAfter: 30),
-                                .notEnrolled, .invalid(reason: "too_short"), .denied, .busy, .error("bad thing"), .pong,
+                                .notEnrolled, .invalid(.tooShort), .denied, .busy, .error(.storeUnavailable), .pong,
                                 .status(status), .status(UserStatus(user: "bob")), .user("carol"), .end]
         for r in replies { #expect(Reply(line: r.line) == r, "\(r.line)") }
     }

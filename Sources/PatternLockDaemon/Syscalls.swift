@@ -6,10 +6,10 @@ import Glibc
 
 /// Socket calls the daemon and client use, each retrying EINTR (see `Sys` in
 /// PatternLock for the file calls).
-enum Socket {
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> { Sys.retrying(call) }
+package enum Socket {
+    package static func retrying<T: BinaryInteger>(_ call: () -> T) -> Result<T, Errno> { Sys.retrying(call) }
 
-    static func makeAddress(_ path: String) -> sockaddr_un? {
+    package static func makeAddress(_ path: String) -> sockaddr_un? {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -21,12 +21,12 @@ enum Socket {
     }
 
     /// A new AF_UNIX stream socket. The corresponding C function is `socket`.
-    static func unixStream() -> Result<Int32, Errno> {
+    package static func unixStream() -> Result<Int32, Errno> {
         retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
     }
 
     /// The corresponding C function is `connect`.
-    static func connect(_ fd: Int32, path: String) -> Result<Void, Errno> {
+    package static func connect(_ fd: Int32, path: String) -> Result<Void, Errno> {
         guard var addr = makeAddress(path) else { return .failure(Errno(ENAMETOOLONG)) }
         return withUnsafePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
@@ -36,7 +36,7 @@ enum Socket {
     }
 
     /// The corresponding C function is `bind`.
-    static func bind(_ fd: Int32, path: String) -> Result<Void, Errno> {
+    package static func bind(_ fd: Int32, path: String) -> Result<Void, Errno> {
         guard var addr = makeAddress(path) else { return .failure(Errno(ENAMETOOLONG)) }
         return withUnsafePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
@@ -46,18 +46,18 @@ enum Socket {
     }
 
     /// The corresponding C function is `accept4` (with SOCK_CLOEXEC).
-    static func accept(_ fd: Int32) -> Result<Int32, Errno> {
+    package static func accept(_ fd: Int32) -> Result<Int32, Errno> {
         retrying { pl_accept_cloexec(fd) }
     }
 
     /// Sets SO_RCVTIMEO / SO_SNDTIMEO. The corresponding C function is `setsockopt`.
-    static func setTimeout(_ fd: Int32, option: Int32, seconds: Double) {
+    package static func setTimeout(_ fd: Int32, option: Int32, seconds: Double) {
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends all bytes, never raising SIGPIPE. The corresponding C function is `send`.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+    package static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
         var done = 0
         while done < bytes.count {
             let r = bytes.withUnsafeBytes { buf in
@@ -73,7 +73,7 @@ enum Socket {
 
     /// Waits until fd is readable or `deadline` (monotonic seconds) passes.
     /// The corresponding C function is `poll`.
-    static func waitReadable(_ fd: Int32, until deadline: Double) -> Bool {
+    package static func waitReadable(_ fd: Int32, until deadline: Double) -> Bool {
         while true {
             let left = deadline - Calibration.now()
             if left <= 0 { return false }
@@ -86,7 +86,7 @@ enum Socket {
     }
 
     /// The uid of the peer of a connected AF_UNIX socket (SO_PEERCRED).
-    static func peerUID(_ fd: Int32) -> UInt32? {
+    package static func peerUID(_ fd: Int32) -> UInt32? {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
         return pl_peer_credentials(fd, &pid, &uid, &gid) == 0 ? uid : nil
     }
@@ -96,12 +96,12 @@ enum Socket {
 /// Reads LF-terminated lines from a socket into one fixed buffer, which never
 /// grows into a new allocation and is wiped as lines leave it and when the reader
 /// goes: what a peer sent (a pattern) stays in no freed memory.
-final class LineReader {
+package final class LineReader {
     let fd: Int32
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private var count = 0
 
-    enum Outcome {
+    package enum Outcome {
         case line(SecretBytes)
         case tooLong
         case closed
@@ -110,7 +110,7 @@ final class LineReader {
 
     /// - Parameters:
     ///   - capacity: the longest line `next` will be asked for, LF included.
-    init(fd: Int32, capacity: Int) {
+    package init(fd: Int32, capacity: Int) {
         self.fd = fd
         buffer = .allocate(capacity: max(capacity, 1))
         buffer.initialize(repeating: 0)
@@ -123,7 +123,7 @@ final class LineReader {
 
     /// The next line (without LF), waiting until `deadline`; at most `maxBytes`
     /// (no more than the capacity) including LF.
-    func next(maxBytes: Int, deadline: Double) -> Outcome {
+    package func next(maxBytes: Int, deadline: Double) -> Outcome {
         let limit = min(maxBytes, buffer.count)
         while true {
             if let nl = buffer[..<count].firstIndex(of: 0x0A) {
@@ -150,13 +150,13 @@ final class LineReader {
     }
 }
 
-func pl_wipe_bytes(_ bytes: inout [UInt8]) {
+package func pl_wipe_bytes(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { raw in if let b = raw.baseAddress { pl_wipe(b, raw.count) } }
     bytes.removeAll()
 }
 
 /// Starts a detached thread with a small stack (connections are many and shallow).
-func spawnThread(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+package func spawnThread(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
     var attr = pthread_attr_t()
     pthread_attr_init(&attr)

@@ -6,11 +6,11 @@ import Glibc
 /// Lines to stderr, which systemd sends to the journal. Under the journal
 /// (`$JOURNAL_STREAM`) each line carries its syslog priority as `<N>`; stand-alone,
 /// a timestamp. Patterns never reach a log line: callers log verbs, users, outcomes.
-enum Log {
-    enum Level: Int { case error = 3, warning = 4, info = 6, debug = 7 }
+package enum Log {
+    package enum Level: Int { case error = 3, warning = 4, info = 6, debug = 7 }
     private static let underJournal = getenv("JOURNAL_STREAM") != nil
 
-    static func write(_ level: Level, _ message: String) {
+    package static func write(_ level: Level, _ message: String) {
         var line: String
         if underJournal {
             line = "<\(level.rawValue)>\(message)\n"
@@ -27,14 +27,14 @@ enum Log {
         line = ""
     }
 
-    static func info(_ m: String) { write(.info, m) }
-    static func warning(_ m: String) { write(.warning, m) }
-    static func error(_ m: String) { write(.error, m) }
+    package static func info(_ m: String) { write(.info, m) }
+    package static func warning(_ m: String) { write(.warning, m) }
+    package static func error(_ m: String) { write(.error, m) }
 
     /// `key=value`, the value percent-encoded past letters, digits and `-._~/:@`:
     /// what a client sends (service, tty, rhost) can neither add a field, break
     /// the line, nor smuggle terminal or bidirectional controls into the journal.
-    static func field(_ key: String, _ value: String) -> String {
+    package static func field(_ key: String, _ value: String) -> String {
         var out = ""
         for byte in value.utf8 {
             switch byte {

@@ -1,17 +1,4 @@
-/// Where an attempt comes from, as PAM reports it.
-public struct AttemptContext: Equatable, Sendable {
-    public var service: String
-    public var tty: String
-    public var rhost: String
-    public var ruser: String
-
-    public init(service: String = "", tty: String = "", rhost: String = "", ruser: String = "") {
-        self.service = service
-        self.tty = tty
-        self.rhost = rhost
-        self.ruser = ruser
-    }
-}
+import PatternLock
 
 /// A request a client may send, checked against docs/PROTOCOL.md.
 public enum Request: Equatable, Sendable {
@@ -40,20 +27,20 @@ public enum Request: Equatable, Sendable {
 
     public init(_ line: Line) throws(Line.ParseError) {
         func only(_ allowed: Set<String>, required: Set<String>) throws(Line.ParseError) {
-            for k in line.keys where !allowed.contains(k) { throw .malformed("unknown_key") }
-            for r in required where !line.keys.contains(r) { throw .malformed("missing_\(r)") }
+            for k in line.keys where !allowed.contains(k) { throw .malformed(.unknownKey) }
+            for r in required where !line.keys.contains(r) { throw .malformed(.missing(r)) }
         }
         func secret(_ key: String) throws(Line.ParseError) -> SecretBytes {
-            guard let v = line.secret(key) else { throw .malformed("missing_\(key)") }
+            guard let v = line.secret(key) else { throw .malformed(.missing(key)) }
             return v
         }
         func value(_ key: String) throws(Line.ParseError) -> String {
-            guard let v = line[key] else { throw .malformed("missing_\(key)") }
+            guard let v = line[key] else { throw .malformed(.missing(key)) }
             return v
         }
         func user() throws(Line.ParseError) -> String {
             let u = try value("user")
-            guard UserName.isValid(u) else { throw .malformed("bad_user") }
+            guard UserName.isValid(u) else { throw .malformed(.badUser) }
             return u
         }
         switch line.verb {
@@ -72,10 +59,10 @@ public enum Request: Equatable, Sendable {
             try only(["user", "pattern", "current", "iterations", "override"], required: ["user", "pattern"])
             var iterations: Int?
             if let i = line["iterations"] {
-                guard let n = Int(i), String(n) == i else { throw .malformed("bad_iterations") }
+                guard let n = Int(i), String(n) == i else { throw .malformed(.badIterations) }
                 iterations = n
             }
-            if let o = line["override"], o != "1" { throw .malformed("bad_override") }
+            if let o = line["override"], o != "1" { throw .malformed(.badOverride) }
             self = .enroll(user: try user(), pattern: try secret("pattern"), current: line.secret("current"),
                            iterations: iterations, override: line["override"] != nil)
         case "REMOVE":
@@ -84,7 +71,7 @@ public enum Request: Equatable, Sendable {
         case "RESET":
             if line["all"] != nil {
                 try only(["all"], required: ["all"])
-                guard line["all"] == "1" else { throw .malformed("bad_all") }
+                guard line["all"] == "1" else { throw .malformed(.badAll) }
                 self = .resetAll
             } else {
                 try only(["user"], required: ["user"])
@@ -94,7 +81,7 @@ public enum Request: Equatable, Sendable {
             try only([], required: [])
             self = .list
         default:
-            throw .malformed("unknown_verb")
+            throw .malformed(.unknownVerb)
         }
     }
 

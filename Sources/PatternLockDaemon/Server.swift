@@ -1,5 +1,6 @@
 import CPatternLockShims
 import PatternLock
+import PatternLockWire
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +49,7 @@ final class ConnectionLimiter: Sendable {
 /// one short line answered after a CPU-bound hash, and the peer's SO_PEERCRED must be
 /// read on the accepted fd; blocking threads with hard caps say this in ~200 lines,
 /// start in milliseconds, and keep the idle daemon small.
-final class Server: Sendable {
+package final class Server: Sendable {
     static let idleSeconds = 5.0
 
     let handler: RequestHandler
@@ -57,7 +58,7 @@ final class Server: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wakeFDs: (read: Int32, write: Int32)
 
-    init(handler: RequestHandler, listenFD: Int32) {
+    package init(handler: RequestHandler, listenFD: Int32) {
         self.handler = handler
         self.listenFD = listenFD
         var fds: [Int32] = [0, 0]
@@ -66,14 +67,14 @@ final class Server: Sendable {
     }
 
     /// Stops accepting; called from the signal thread.
-    func stop() {
+    package func stop() {
         stopping.store(true, ordering: .sequentiallyConsistent)
         var b: UInt8 = 1
         _ = write(wakeFDs.write, &b, 1)
     }
 
     /// Accepts until `stop()`, then waits a little for connections in flight.
-    func run() {
+    package func run() {
         while !stopping.load(ordering: .sequentiallyConsistent) {
             var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0)]
@@ -114,7 +115,7 @@ final class Server: Sendable {
             case .timedOut, .closed:
                 return
             case .tooLong:
-                _ = send(fd, [Reply.error(Line.ParseError.tooLong.message)])
+                _ = send(fd, [Reply.error(.lineTooLong)])
                 return
             case .line(let bytes):
                 let replies: [Reply]
@@ -124,8 +125,8 @@ final class Server: Sendable {
                     let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
                     replies = handler.handle(request, peerUID: uid, answerEarly: { sentEarly = send(fd, $0) })
                 } catch {
-                    Log.info("request rejected uid=\(uid) error=\(error.message)")
-                    _ = send(fd, [Reply.error(error.message)])
+                    Log.info("request rejected uid=\(uid) error=\(error.code)")
+                    _ = send(fd, [Reply.error(error.code)])
                     if error.closesConnection { return }
                     continue
                 }
@@ -142,8 +143,8 @@ final class Server: Sendable {
 }
 
 /// The listening socket: from systemd (socket activation) or bound here.
-enum Listener {
-    struct Failure: Error, CustomStringConvertible { let description: String }
+package enum Listener {
+    package struct Failure: Error, CustomStringConvertible { package let description: String }
 
     /// The sockets systemd passed (sd_listen_fds), asked once: the call clears
     /// `LISTEN_FDS` so that children do not inherit it, and a second call sees none.
@@ -153,7 +154,7 @@ enum Listener {
     /// stale socket is left for `open` to replace. Changes nothing: `serve` asks this
     /// before it creates a state directory or a key, so a start that fails here
     /// leaves nothing behind. Nothing to check when systemd passes the socket.
-    static func checkFree(path: String) throws(Failure) {
+    package static func checkFree(path: String) throws(Failure) {
         guard passedSockets < 1, case .success(let st) = Sys.lstat(path) else { return }
         guard st.st_mode & S_IFMT == S_IFSOCK else {
             throw Failure(description: "\(path) exists and is not a socket. Remove it or choose another path with --socket.")
@@ -167,7 +168,7 @@ enum Listener {
     }
 
     /// Returns the fd and whether this process created the socket file.
-    static func open(path: String) throws(Failure) -> (fd: Int32, created: Bool) {
+    package static func open(path: String) throws(Failure) -> (fd: Int32, created: Bool) {
         if passedSockets >= 1 {
             return (3, false)
         }

@@ -1,3 +1,5 @@
+import PatternLock
+
 /// One protocol line: `VERB key=value …` with percent-encoded values (docs/PROTOCOL.md).
 public struct Line: Equatable, Sendable {
     public static let maxRequestBytes = 1024
@@ -47,15 +49,15 @@ public struct Line: Equatable, Sendable {
         case tooLong
         case nulByte
         case notUTF8
-        case malformed(String)
+        case malformed(ErrorCode)
 
-        /// The `ERROR message=` word.
-        public var message: String {
+        /// The `ERROR message=` code.
+        public var code: ErrorCode {
             switch self {
-            case .tooLong: return "line_too_long"
-            case .nulByte: return "nul_byte"
-            case .notUTF8: return "not_utf8"
-            case .malformed(let why): return why
+            case .tooLong: return .lineTooLong
+            case .nulByte: return .nulByte
+            case .notUTF8: return .notUTF8
+            case .malformed(let code): return code
             }
         }
 
@@ -65,7 +67,7 @@ public struct Line: Equatable, Sendable {
             return true
         }
 
-        public var description: String { message }
+        public var description: String { code.rawValue }
     }
 
     /// Parses one line (its bytes without the LF). `rawKeys` are kept encoded; the
@@ -76,29 +78,29 @@ public struct Line: Equatable, Sendable {
         guard bytes.count <= maxBytes else { throw .tooLong }
         guard !bytes.contains(0) else { throw .nulByte }
         guard PercentEncoding.isValidUTF8(bytes) else { throw .notUTF8 }
-        if bytes.last == UInt8(ascii: "\r") { throw .malformed("carriage_return") }
+        if bytes.last == UInt8(ascii: "\r") { throw .malformed(.carriageReturn) }
         let parts = bytes.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard let verb = parts.first, !verb.isEmpty, verb.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A || $0 == 0x5F })
-        else { throw .malformed("bad_verb") }
+        else { throw .malformed(.badVerb) }
         var fields: [(key: String, value: String)] = []
         var secrets: [(key: String, value: SecretBytes)] = []
         for part in parts.dropFirst() {
-            guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { throw .malformed("bad_field") }
+            guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { throw .malformed(.badField) }
             let keyBytes = part[..<eq], rawValue = part[part.index(after: eq)...]
             guard !keyBytes.isEmpty, keyBytes.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A || $0 == 0x5F }) else {
-                throw .malformed("bad_key")
+                throw .malformed(.badKey)
             }
             let key = String(decoding: keyBytes, as: UTF8.self)
             guard !fields.contains(where: { $0.key == key }), !secrets.contains(where: { $0.key == key }) else {
-                throw .malformed("duplicate_key")
+                throw .malformed(.duplicateKey)
             }
             if Line.secretKeys.contains(key) {
-                guard let v = PercentEncoding.decodeSecret(rawValue) else { throw .malformed("bad_encoding") }
+                guard let v = PercentEncoding.decodeSecret(rawValue) else { throw .malformed(.badEncoding) }
                 secrets.append((key: key, value: v))
             } else if rawKeys.contains(key) {
                 fields.append((key: key, value: String(decoding: rawValue, as: UTF8.self)))
             } else {
-                guard let v = PercentEncoding.decode(bytes: rawValue) else { throw .malformed("bad_encoding") }
+                guard let v = PercentEncoding.decode(bytes: rawValue) else { throw .malformed(.badEncoding) }
                 fields.append((key: key, value: v))
             }
         }

@@ -1,20 +1,30 @@
 import PatternLock
+import PatternLockWire
 
 /// Authorizes a request by the peer's uid (ARCHITECTURE.md: root may do anything;
 /// uid U may verify, see and change only its own user) and runs it on the service.
-struct RequestHandler: Sendable {
-    let service: PatternService
+package struct RequestHandler: Sendable {
+    package let service: PatternService
     /// Applied to every new or changed pattern (docs/GUESSING.md); never to a verify.
-    let policy: EnrollPolicy
+    package let policy: EnrollPolicy
+    /// Who a peer's uid is, and whether an account exists (the password database,
+    /// or a test's own table).
+    package let accounts: AccountLookup
+
+    package init(service: PatternService, policy: EnrollPolicy, accounts: AccountLookup = .system) {
+        self.service = service
+        self.policy = policy
+        self.accounts = accounts
+    }
 
     /// The reply lines for one request, and one log line (never a pattern). A
     /// successful VERIFY is answered through `answerEarly` before its bookkeeping
     /// write, and logged once the cleared count is durable, before any re-hash (a
     /// crash during the re-hash loses nothing the log shows); then the returned
     /// list is empty.
-    func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
+    package func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
         let isRoot = peerUID == 0
-        let peerName = isRoot ? "root" : Accounts.peerName(of: peerUID)
+        let peerName = isRoot ? "root" : accounts.peerName(peerUID)
         // Byte for byte: who someone is is never decided by Unicode equivalence.
         func isSelf(_ user: String) -> Bool { peerName.map { UserName.same($0, user) } ?? false }
         var replies: [Reply]
@@ -53,15 +63,15 @@ struct RequestHandler: Sendable {
         case .enroll(let user, let pattern, let current, let iterations, let override):
             logFields = [Log.field("user", user)]
             if isRoot {
-                guard Accounts.exists(user) else { replies = [.error("no_such_user")]; break }
+                guard accounts.uid(user) != nil else { replies = [.error(.noSuchUser)]; break }
             } else {
                 guard isSelf(user) else { replies = [.denied]; break }
                 // A chosen count costs the daemon's CPU (up to 10^9 iterations), so
                 // only root may choose one.
-                guard iterations == nil else { replies = [.error("iterations_root_only")]; break }
+                guard iterations == nil else { replies = [.error(.iterationsRootOnly)]; break }
             }
             // Refused before anything is counted; only root may override, and it is logged.
-            guard !override || isRoot else { replies = [.error("override_root_only")]; break }
+            guard !override || isRoot else { replies = [.error(.overrideRootOnly)]; break }
             if let refusal = policy.refusal(typed: pattern) {
                 guard override else { replies = [.refused(refusal)]; break }
                 logFields.append("policy=overridden")
@@ -69,13 +79,13 @@ struct RequestHandler: Sendable {
             let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
                                          byAdministrator: isRoot,
                                          context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
-            replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : outcome.reply]
+            replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : Reply(outcome)]
 
         case .remove(let user, let current):
             logFields = [Log.field("user", user)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            replies = [service.remove(user: user, current: current, byAdministrator: isRoot,
-                                      context: AttemptContext(service: "patternlockd-remove"), uid: peerUID).reply]
+            replies = [Reply(service.remove(user: user, current: current, byAdministrator: isRoot,
+                                      context: AttemptContext(service: "patternlockd-remove"), uid: peerUID))]
 
         case .reset(let user):
             logFields = [Log.field("user", user)]
@@ -108,10 +118,7 @@ struct RequestHandler: Sendable {
 
     /// A store that cannot be reached (a fleet's database) says so apart from one
     /// that failed to read or write; both are unavailable to the client.
-    static func storeError(_ error: StoreError) -> Reply {
-        if case .unavailable = error { return .error("store_unavailable") }
-        return .error("store_failed")
-    }
+    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error)) }
 
     private func hashField(_ milliseconds: Double?) -> [String] {
         milliseconds.map { ["hash_ms=\(Double(Int($0 * 10)) / 10)"] } ?? []
@@ -129,7 +136,7 @@ struct RequestHandler: Sendable {
     /// Warning for what an administrator looks for with `journalctl -p warning`: a
     /// failure that locks, an attempt on a locked user, a request refused to its
     /// sender. Everything else is information.
-    static func priority(of reply: Reply?) -> Log.Level {
+    package static func priority(of reply: Reply?) -> Log.Level {
         switch reply {
         case .fail(0, _)?, .locked?, .denied?: return .warning
         default: return .info

@@ -1,35 +1,4 @@
-/// What a user's status looks like on the wire and in `patternlockd status`.
-public struct UserStatus: Equatable, Sendable {
-    public var user: String
-    public var enrolled: Bool
-    /// Whether the record is the account's: a record of a deleted or re-created
-    /// account is not enrolled, and `status` says so.
-    public var owner: RecordOwner
-    public var corrupt: Bool
-    public var failures: Int
-    public var remaining: Int
-    public var locked: Bool
-    public var lockedSince: Int64
-    public var retryAfter: Int64
-    public var iterations: Int
-    public var recent: [FailureEntry]
-
-    public init(user: String, enrolled: Bool = false, owner: RecordOwner = .same, corrupt: Bool = false,
-                failures: Int = 0, remaining: Int = 0, locked: Bool = false, lockedSince: Int64 = 0,
-                retryAfter: Int64 = 0, iterations: Int = 0, recent: [FailureEntry] = []) {
-        self.user = user
-        self.enrolled = enrolled
-        self.owner = owner
-        self.corrupt = corrupt
-        self.failures = failures
-        self.remaining = remaining
-        self.locked = locked
-        self.lockedSince = lockedSince
-        self.retryAfter = retryAfter
-        self.iterations = iterations
-        self.recent = recent
-    }
-}
+import PatternLock
 
 /// A reply line (docs/PROTOCOL.md).
 public enum Reply: Equatable, Sendable {
@@ -47,14 +16,28 @@ public enum Reply: Equatable, Sendable {
     case fail(remaining: Int, retryAfter: Int64 = 0)
     case locked(retryAfter: Int64)
     case notEnrolled
-    case invalid(reason: String)
+    /// An entry that is not a pattern, or a change without the current one; not counted.
+    case invalid(InvalidReason)
     case denied
     case busy
-    case error(String)
+    case error(ErrorCode)
     case pong
     case status(UserStatus)
     case user(String)
     case end
+
+    /// The reply for what the service decided.
+    public init(_ outcome: PatternService.Outcome) {
+        switch outcome {
+        case .ok: self = .ok
+        case .fail(let r, let retry): self = .fail(remaining: r, retryAfter: retry)
+        case .locked(let s): self = .locked(retryAfter: s)
+        case .notEnrolled: self = .notEnrolled
+        case .invalid(let e): self = .invalid(InvalidReason(e))
+        case .currentRequired: self = .invalid(.currentRequired)
+        case .error(let e): self = .error(ErrorCode(e))
+        }
+    }
 
     public var line: String {
         switch self {
@@ -66,7 +49,6 @@ public enum Reply: Equatable, Sendable {
                                     ("shape", shape ?? "")]).encoded()
         case .refused(.tooFewDots(let minimum)):
             return Line("INVALID", [("reason", "too_few_dots"), ("minimum", String(minimum))]).encoded()
-        // Parses back as .invalid(reason: "denylisted"): a reason alone is free text.
         case .refused(.denylisted): return Line("INVALID", [("reason", "denylisted")]).encoded()
         case .okCount(let n): return Line("OK", [("count", String(n))]).encoded()
         case .okReset(let n, let locked): return Line("OK", [("count", String(n)), ("locked", String(locked))]).encoded()
@@ -74,10 +56,10 @@ public enum Reply: Equatable, Sendable {
             return Line("FAIL", [("remaining", String(r))] + (retry > 0 ? [("retry_after", String(retry))] : [])).encoded()
         case .locked(let s): return Line("LOCKED", [("retry_after", String(s))]).encoded()
         case .notEnrolled: return "NOT_ENROLLED"
-        case .invalid(let r): return Line("INVALID", [("reason", r)]).encoded()
+        case .invalid(let r): return Line("INVALID", [("reason", r.word)]).encoded()
         case .denied: return "DENIED"
         case .busy: return "BUSY"
-        case .error(let m): return Line("ERROR", [("message", m)]).encoded()
+        case .error(let code): return Line("ERROR", [("message", code.rawValue)]).encoded()
         case .pong: return Line("PONG", [("version", "1")]).encoded()
         case .user(let u): return Line("USER", [("user", u)]).encoded()
         case .end: return "END"
@@ -141,10 +123,14 @@ public enum Reply: Equatable, Sendable {
             self = .fail(remaining: Int(n), retryAfter: s)
         case ("LOCKED", ["retry_after"]): guard let n = int("retry_after") else { return nil }; self = .locked(retryAfter: n)
         case ("NOT_ENROLLED", []): self = .notEnrolled
-        case ("INVALID", ["reason"]): self = .invalid(reason: value("reason"))
+        case ("INVALID", ["reason"]):
+            // The policy's refusal without details is the denylist's; every other
+            // word is a reason (one this side does not know included).
+            let word = value("reason")
+            self = word == "denylisted" ? .refused(.denylisted) : .invalid(InvalidReason(word: word))
         case ("DENIED", []): self = .denied
         case ("BUSY", []): self = .busy
-        case ("ERROR", ["message"]): self = .error(value("message"))
+        case ("ERROR", ["message"]): self = .error(ErrorCode(rawValue: value("message")))
         case ("PONG", ["version"]): self = .pong
         case ("USER", ["user"]): self = .user(value("user"))
         case ("END", []): self = .end

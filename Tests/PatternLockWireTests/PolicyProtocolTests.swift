@@ -1,5 +1,6 @@
 import Testing
 import PatternLock
+import PatternLockWire
 
 /// The enroll policy on the wire (docs/PROTOCOL.md) and its cost on the verify path.
 @Suite("Enroll policy on the wire")
@@ -9,7 +10,7 @@ struct PolicyProtocolTests {
         let replies: [Reply] = [
             .okWeak,
             .refused(.common(rank: 3, top: 1000, shape: "letter_L")), .refused(.common(rank: 700, top: 1000, shape: nil)),
-            .refused(.tooFewDots(minimum: 6)),
+            .refused(.tooFewDots(minimum: 6)), .refused(.denylisted),
         ]
         for r in replies { #expect(Reply(line: r.line) == r, "\(r.line)") }
         #expect(Reply.okWeak.line == "OK weak=1")

@@ -1,0 +1,93 @@
+import CPatternLockShims
+import PatternLock
+import PatternLockWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a client finds the daemon, and what to say when it is not there.
+package struct DaemonAddress: Sendable {
+    package var path: String
+    /// Where `path` came from ("from --socket"), for a message that names the setting to fix.
+    package var origin: String
+    /// What to try when the daemon cannot be reached.
+    package var hint: String
+
+    package init(path: String, origin: String, hint: String) {
+        self.path = path
+        self.origin = origin
+        self.hint = hint
+    }
+}
+
+/// A connection to the daemon. Before sending anything, it checks that the socket
+/// is a socket owned by root (or by the user running this command, for a private
+/// daemon), and that the process listening is one of those too.
+package struct DaemonConnection {
+    package let fd: Int32
+    package let path: String
+    var reader: LineReader
+
+    package init(socket: DaemonAddress) throws(ClientError) {
+        let path = socket.path
+        func unavailable(_ why: String) -> ClientError {
+            ClientError(description: "Cannot reach patternlockd at \(path) (\(socket.origin)): \(why). \(socket.hint)",
+                        code: .unavailable)
+        }
+        let me = geteuid()
+        switch Sys.lstat(path) {
+        case .failure(let e): throw unavailable("\(e)")
+        case .success(let st):
+            guard st.st_mode & S_IFMT == S_IFSOCK else { throw unavailable("it is not a socket") }
+            guard st.st_uid == 0 || st.st_uid == me else { throw unavailable("the socket is owned by uid \(st.st_uid), not by root") }
+        }
+        guard case .success(let fd) = Socket.unixStream() else { throw unavailable("cannot create a socket") }
+        if case .failure(let e) = Socket.connect(fd, path: path) { Glibc.close(fd); throw unavailable("\(e)") }
+        guard let peer = Socket.peerUID(fd), peer == 0 || peer == me else {
+            Glibc.close(fd)
+            throw unavailable("the process listening is not running as root")
+        }
+        Socket.setTimeout(fd, option: SO_SNDTIMEO, seconds: 10)
+        self.fd = fd
+        self.path = path
+        self.reader = LineReader(fd: fd, capacity: Line.maxReplyBytes)
+    }
+
+    /// Sends one request and reads one reply (or, for LIST, lines up to END).
+    package mutating func send(_ request: Request, timeout: Double = 120) throws(ClientError) -> [Reply] {
+        var bytes = Array((request.line.encoded() + "\n").utf8)
+        defer { pl_wipe_bytes(&bytes) }
+        guard bytes.count <= Line.maxRequestBytes else {
+            throw ClientError(description: "The request is too long; nothing was sent.", code: .invalid)
+        }
+        if case .failure(let e) = Socket.sendAll(fd, bytes) {
+            throw ClientError(description: "Cannot send to patternlockd: \(e).", code: .unavailable)
+        }
+        var replies: [Reply] = []
+        let deadline = Calibration.now() + timeout
+        repeat {
+            switch reader.next(maxBytes: Line.maxReplyBytes, deadline: deadline) {
+            case .line(let l):
+                guard let text = l.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }), let reply = Reply(line: text) else {
+                    throw ClientError(description: "patternlockd sent a reply this client does not understand; is this command older than the daemon? Use the patternlockd that came with the running daemon.", code: .daemonError)
+                }
+                replies.append(reply)
+            case .timedOut:
+                throw ClientError(description: "patternlockd did not answer within \(Int(timeout)) seconds.", code: .unavailable)
+            case .closed, .tooLong:
+                throw ClientError(description: "patternlockd closed the connection without an answer.", code: .unavailable)
+            }
+        } while request == .list && replies.last != .end
+        return replies
+    }
+
+    package func close() { Glibc.close(fd) }
+
+    /// One request on a fresh connection.
+    package static func request(_ request: Request, socket: DaemonAddress) throws(ClientError) -> Reply {
+        var c = try DaemonConnection(socket: socket)
+        defer { c.close() }
+        return try c.send(request)[0]
+    }
+}
+

@@ -1,0 +1,64 @@
+import PatternLock
+
+/// The word of an `ERROR message=` reply (docs/PROTOCOL.md). One extensible type,
+/// as postgres-nio's `PSQLError.Code`: a code is named once here, so a misspelt
+/// one cannot compile, and a code from a newer daemon still parses.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    // The store.
+    /// The daemon could not read or write its state.
+    public static let storeFailed = ErrorCode(rawValue: "store_failed")
+    /// The store cannot be reached now (a fleet's database); nothing was checked or counted.
+    public static let storeUnavailable = ErrorCode(rawValue: "store_unavailable")
+    /// The user's record exists but cannot be read; only root can remove it.
+    public static let recordUnreadable = ErrorCode(rawValue: "record_unreadable")
+
+    // ENROLL.
+    public static let noSuchUser = ErrorCode(rawValue: "no_such_user")
+    public static let iterationsTooLow = ErrorCode(rawValue: "iterations_too_low")
+    public static let iterationsTooHigh = ErrorCode(rawValue: "iterations_too_high")
+    public static let iterationsRootOnly = ErrorCode(rawValue: "iterations_root_only")
+    public static let overrideRootOnly = ErrorCode(rawValue: "override_root_only")
+
+    // A line that is not a request (the connection stays open for the next one).
+    public static let carriageReturn = ErrorCode(rawValue: "carriage_return")
+    public static let badVerb = ErrorCode(rawValue: "bad_verb")
+    public static let badField = ErrorCode(rawValue: "bad_field")
+    public static let badKey = ErrorCode(rawValue: "bad_key")
+    public static let duplicateKey = ErrorCode(rawValue: "duplicate_key")
+    public static let badEncoding = ErrorCode(rawValue: "bad_encoding")
+    public static let unknownVerb = ErrorCode(rawValue: "unknown_verb")
+    public static let unknownKey = ErrorCode(rawValue: "unknown_key")
+    public static let badUser = ErrorCode(rawValue: "bad_user")
+    public static let badIterations = ErrorCode(rawValue: "bad_iterations")
+    public static let badOverride = ErrorCode(rawValue: "bad_override")
+    public static let badAll = ErrorCode(rawValue: "bad_all")
+    /// A required key is missing: `missing_user`, `missing_pattern`.
+    public static func missing(_ key: String) -> ErrorCode { ErrorCode(rawValue: "missing_\(key)") }
+
+    // Framing errors (the connection is closed).
+    public static let lineTooLong = ErrorCode(rawValue: "line_too_long")
+    public static let nulByte = ErrorCode(rawValue: "nul_byte")
+    public static let notUTF8 = ErrorCode(rawValue: "not_utf8")
+
+    /// The code for what the service could not do.
+    public init(_ error: ServiceError) {
+        switch error {
+        case .storeFailed: self = .storeFailed
+        case .storeUnavailable: self = .storeUnavailable
+        case .recordUnreadable: self = .recordUnreadable
+        case .noSuchUser: self = .noSuchUser
+        case .iterationsTooLow: self = .iterationsTooLow
+        case .iterationsTooHigh: self = .iterationsTooHigh
+        }
+    }
+
+    /// A store that cannot be reached (a fleet's database) is told apart from one
+    /// that failed to read or write; both leave the client unable to go on.
+    public init(_ error: StoreError) {
+        if case .unavailable = error { self = .storeUnavailable } else { self = .storeFailed }
+    }
+}
