@@ -31,8 +31,12 @@ package enum Accounts {
     /// would find equal to `plsrK`) makes the peer no user at all: it may only do
     /// what anyone may.
     package static func peerName(of uid: uid_t) -> String? {
-        guard let name = name(of: uid), UserName.isValid(name) else { return nil }
-        return name
+        name(of: uid).flatMap(validPeerName)
+    }
+
+    /// The name, when it is one the daemon can hold a pattern for; else nil.
+    package static func validPeerName(_ name: String) -> String? {
+        UserName.isValid(name) ? name : nil
     }
 
     package static var currentUserName: String? { name(of: getuid()) }

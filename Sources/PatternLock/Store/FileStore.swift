@@ -183,7 +183,14 @@ public struct FileStore: Store {
     }
 
     public func reset(_ user: String) throws(StoreError) -> UserRecord? {
-        guard case .record(let record) = load(user) else { return nil }
+        let record: UserRecord
+        switch load(user) {
+        case .record(let r): record = r
+        case .missing, .corrupt: return nil
+        // It may be locked: say it cannot be read, never that there is no pattern.
+        case .unreadable(let why): throw .unavailable("The record of \(user) cannot be read now (\(why)).")
+        case .unavailable(let why): throw .unavailable(why)
+        }
         // A record with nothing counted is left as it is.
         guard record.failures > 0 || record.lockedSince != 0 else { return record }
         var cleared = record

@@ -1,0 +1,225 @@
+import Foundation
+import Testing
+import PatternLock
+import PatternLockDaemon
+import PatternLockWire
+
+/// Who sends a request, by the uid SO_PEERCRED gives the daemon.
+enum Peer: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case root, `self`, otherEnrolled, otherUnenrolled, noAccount
+
+    var uid: UInt32 {
+        switch self {
+        case .root: return 0
+        case .self: return 1000  // alice, whom every request is about
+        case .otherEnrolled: return 1001  // bob, who has a pattern
+        case .otherUnenrolled: return 1002  // carol, who has none
+        case .noAccount: return 4242  // a uid with no name in the password database
+        }
+    }
+
+    var testDescription: String { rawValue }
+}
+
+/// A daemon's request handling over a file store in a temporary directory, with
+/// its own small password database: alice (1397) and bob (2589) are enrolled,
+/// carol is not.
+final class Fixture {
+    let base: String
+    let handler: RequestHandler
+    static let names: [UInt32: String] = [1000: "alice", 1001: "bob", 1002: "carol"]
+    /// 2589 is on the denylist, so only an override enrolls it.
+    static let policy = EnrollPolicy(threshold: 0, minimumDots: 4, denylist: [[2, 5, 8, 6]])
+
+    init() throws {
+        base = NSTemporaryDirectory() + "patternlock-daemon-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let store = try FileStore(directory: base + "/state", policy: LockoutPolicy())
+        let names = Fixture.names
+        let uidOf: @Sendable (String) -> UInt32? = { name in names.first(where: { $0.value == name })?.key }
+        let pepper = try #require(Pepper(bytes: [UInt8](repeating: 7, count: 32)))
+        let service = PatternService(store: store, pepper: pepper, targetIterations: Credential.minimumIterations,
+                                     accountUID: uidOf)
+        handler = RequestHandler(service: service, policy: Fixture.policy,
+                                 accounts: AccountLookup(peerName: { names[$0] }, uid: uidOf))
+        for (user, pattern) in [("alice", "1397"), ("bob", "2589")] {
+            #expect(send(.enroll(user: user, pattern: SecretBytes(pattern), current: nil, iterations: nil, override: true), from: .root)
+                == ["OK iterations=600000"])
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: base) }
+
+    /// Every reply line the peer gets, an early OK included.
+    func send(_ request: Request, from peer: Peer) -> [String] {
+        send(request, uid: peer.uid)
+    }
+
+    func send(_ request: Request, uid: UInt32) -> [String] {
+        var early: [Reply] = []
+        let replies = handler.handle(request, peerUID: uid, answerEarly: { early += $0 })
+        return (early + replies).map(\.line)
+    }
+
+    var recordExists: Bool { FileManager.default.fileExists(atPath: base + "/state/alice") }
+    func status(_ user: String = "alice") -> UserStatus { handler.service.status(user: user) }
+}
+
+let aliceStatus =
+    "STATUS user=alice enrolled=1 failures=0 remaining=5 locked=0 locked_since=0 retry_after=0 iterations=600000 corrupt=0 account=ok recent="
+let denied = ["DENIED"]
+
+/// Every verb × every kind of peer, with the exact reply. Root may do anything;
+/// alice may see, verify, change and remove only her own pattern, and a change or
+/// a remove needs her current one; nobody else may do anything about her.
+struct Case: Sendable, CustomTestStringConvertible {
+    let name: String
+    let request: Request
+    let expected: [Peer: [String]]
+    var testDescription: String { name }
+}
+
+let alice = "alice"
+let cases: [Case] = [
+    Case(name: "PING", request: .ping, expected: Dictionary(uniqueKeysWithValues: Peer.allCases.map { ($0, ["PONG version=1"]) })),
+    Case(name: "STATUS", request: .status(user: alice),
+         expected: [.root: [aliceStatus], .self: [aliceStatus], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "VERIFY the right pattern", request: .verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")),
+         expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL without the current pattern",
+         request: .enroll(user: alice, pattern: "3578", current: nil, iterations: nil),
+         expected: [.root: ["OK iterations=600000"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL with the current pattern",
+         request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: nil),
+         expected: [.root: ["OK iterations=600000"], .self: ["OK iterations=600000"], .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL with an iteration count",
+         request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: 700_000),
+         expected: [.root: ["OK iterations=700000"], .self: ["ERROR message=iterations_root_only"], .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL of a denylisted pattern",
+         request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil),
+         expected: [.root: ["INVALID reason=denylisted"], .self: ["INVALID reason=denylisted"], .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL overriding the policy",
+         request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil, override: true),
+         expected: [.root: ["OK iterations=600000"], .self: ["ERROR message=override_root_only"], .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "ENROLL of a user who does not exist",
+         request: .enroll(user: "nobody", pattern: "3578", current: nil, iterations: nil),
+         expected: [.root: ["ERROR message=no_such_user"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied,
+                    .noAccount: denied]),
+    Case(name: "REMOVE without the current pattern", request: .remove(user: alice, current: nil),
+         expected: [.root: ["OK"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied, .otherUnenrolled: denied,
+                    .noAccount: denied]),
+    Case(name: "REMOVE with the current pattern", request: .remove(user: alice, current: "1397"),
+         expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "RESET", request: .reset(user: alice),
+         expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "RESET all", request: .resetAll,
+         expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(name: "LIST", request: .list,
+         expected: [.root: ["USER user=alice", "USER user=bob", "END"], .self: denied, .otherEnrolled: denied,
+                    .otherUnenrolled: denied, .noAccount: denied]),
+]
+
+@Suite("Request handling and authorization")
+struct RequestHandlerTests {
+    @Test("Every verb from every kind of peer gets exactly its reply", arguments: cases, Peer.allCases)
+    func matrix(_ c: Case, _ peer: Peer) throws {
+        let f = try Fixture()
+        let expected = try #require(c.expected[peer])
+        #expect(f.send(c.request, from: peer) == expected)
+    }
+
+    @Test("A refused request changes nothing: no record written, removed or reset, no attempt counted",
+          arguments: cases, Peer.allCases)
+    func deniedChangesNothing(_ c: Case, _ peer: Peer) throws {
+        let f = try Fixture()
+        _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext()), from: .root)  // one failure to keep
+        let before = try String(contentsOfFile: f.base + "/state/alice", encoding: .utf8)
+        let replies = f.send(c.request, from: peer)
+        guard replies == denied || replies.first?.hasPrefix("INVALID") == true || replies.first?.hasPrefix("ERROR") == true else {
+            return
+        }
+        #expect(try String(contentsOfFile: f.base + "/state/alice", encoding: .utf8) == before)
+        #expect(f.status().failures == 1)
+    }
+
+    @Test("A user cannot reset its own lockout and keep guessing")
+    func selfResetRefused() throws {
+        let f = try Fixture()
+        for _ in 0..<5 { _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext()), from: .self) }
+        #expect(f.status().locked)
+        #expect(f.send(.reset(user: alice), from: .self) == denied)
+        #expect(f.send(.resetAll, from: .self) == denied)
+        #expect(f.status().locked)
+        #expect(f.send(.verify(user: alice, pattern: "1397", context: AttemptContext()), from: .self) == ["LOCKED retry_after=0"])
+    }
+
+    @Test("Removing one's own pattern needs the current one, so a new one cannot be set without it")
+    func selfRemoveNeedsCurrent() throws {
+        let f = try Fixture()
+        #expect(f.send(.remove(user: alice, current: nil), from: .self) == ["INVALID reason=current_required"])
+        #expect(f.recordExists)
+        #expect(f.send(.remove(user: alice, current: "1234"), from: .self) == ["FAIL remaining=4"])
+        #expect(f.recordExists)
+        #expect(f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .self)
+            == ["INVALID reason=current_required"])
+    }
+
+    @Test("Only root chooses an iteration count: a user's cheap hash is refused before anything is hashed")
+    func iterationsRootOnly() throws {
+        let f = try Fixture()
+        let evaluations = f.handler.service.evaluations
+        #expect(f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: 600_000), from: .self)
+            == ["ERROR message=iterations_root_only"])
+        #expect(f.handler.service.evaluations == evaluations, "the current pattern was not even checked")
+        #expect(f.status().iterations == 600_000)
+    }
+
+    @Test("A peer is its user only byte for byte: a look-alike name is someone else")
+    func lookAlikeIsNotSelf() throws {
+        let f = try Fixture()
+        // "alic\u{0435}" (CYRILLIC SMALL LETTER IE) looks like alice; "alicE" with a
+        // KELVIN-like trick is caught the same way. Swift's == finds canonically
+        // equivalent strings equal, so only a byte comparison tells them apart.
+        let kelvin = "bo\u{212A}"  // KELVIN SIGN, canonically equivalent to "boK"
+        let names: [UInt32: String] = [1001: "boK"]
+        let handler = RequestHandler(service: f.handler.service, policy: Fixture.policy,
+                                     accounts: AccountLookup(peerName: { names[$0] }, uid: { _ in nil }))
+        #expect(handler.handle(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
+        #expect(handler.handle(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
+    }
+
+    @Test("A peer whose account name is not a valid user name is nobody", arguments: [
+        "bo\u{212A}", "alic\u{0435}", "-alice", "", String(repeating: "a", count: 300), "al ice", "al\u{0}ice",
+    ])
+    func invalidPeerNames(name: String) {
+        #expect(Accounts.validPeerName(name) == nil)
+    }
+
+    @Test("Valid peer names pass as they are", arguments: ["alice", "bob.smith", "svc_1", "a-b", "user@realm"])
+    func validPeerNames(name: String) {
+        #expect(Accounts.validPeerName(name) == name)
+    }
+
+    @Test("RESET all with a record that cannot be read answers an error, never that everyone is unlocked")
+    func resetAllUnreadable() throws {
+        let f = try Fixture()
+        for _ in 0..<5 { _ = f.send(.verify(user: "bob", pattern: "1234", context: AttemptContext()), from: .root) }
+        // A socket where alice's record should be: open(2) fails with ENXIO, so the
+        // record exists but cannot be read, and it may well be locked.
+        let path = f.base + "/state/alice"
+        try FileManager.default.removeItem(atPath: path)
+        guard case .success(let fd) = Socket.unixStream() else { Issue.record("no socket"); return }
+        defer { _ = close(fd) }
+        guard case .success = Socket.bind(fd, path: path) else { Issue.record("cannot bind \(path)"); return }
+        let replies = f.send(.resetAll, from: .root)
+        #expect(replies.count == 1 && replies[0].hasPrefix("ERROR message=store_"), "\(replies)")
+        let one = f.send(.reset(user: alice), from: .root)
+        #expect(one.first?.hasPrefix("ERROR message=store_") == true, "\(one)")
+    }
+}
