@@ -1,7 +1,7 @@
 import PatternLock
 import PatternLockWire
 
-/// Authorizes a request by the peer's uid (ARCHITECTURE.md: root may do anything;
+/// Authorizes a request by the peer's uid (docs/PROTOCOL.md, each verb's "Allowed to"; root may do anything;
 /// uid U may verify, see and change only its own user) and runs it on the service.
 package struct RequestHandler: Sendable {
     package let service: PatternService
