@@ -20,7 +20,7 @@
 #include <security/pam_modules.h>
 
 #include "cfg.h"
-#include "client.h"
+#include "exchange.h"
 #include "pam_patternlock.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -96,7 +96,7 @@ static void tell(const struct session *s, int style, const char *text)
 	(void)converse(s->pamh, style, text, NULL);
 }
 
-/* Why the daemon could not be used: in syslog always (the client did that),
+/* Why the daemon could not be used: in syslog always (the exchange did that),
  * on the screen only with debug. */
 static int unavailable(const struct session *s, const char *why)
 {

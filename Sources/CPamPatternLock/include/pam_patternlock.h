@@ -113,6 +113,10 @@ struct pl_reply {
  */
 int pl_parse_reply(const char *line, size_t len, struct pl_reply *out);
 
+/* Sets every field to its "absent" value: PL_VERB_NONE, remaining, enrolled
+ * and locked -1, retry_after and weak 0, PL_REASON_NONE. */
+void pl_reply_reset(struct pl_reply *r);
+
 /*
  * Percent-encodes len bytes of in (RFC 3986: A-Z a-z 0-9 - . _ ~ kept) into
  * out, NUL-terminated. Returns the encoded length, or -1 when it does not fit
