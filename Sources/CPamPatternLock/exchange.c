@@ -45,7 +45,7 @@ static int left_ms(long long deadline)
  * (ETIMEDOUT when the deadline passed). */
 static int wait_for(int fd, short events, long long deadline)
 {
-	struct pollfd p = { .fd = fd, .events = events };
+	struct pollfd p = {.fd = fd, .events = events};
 
 	for (;;) {
 		int ms = left_ms(deadline);
@@ -79,7 +79,7 @@ static void describe(char *errbuf, size_t errsize, const char *fmt, ...)
 
 /* strerror without its shared buffer (the GNU strerror_r, thanks to
  * _GNU_SOURCE): a PAM module may run in a threaded program. */
-#define error_text(err) strerror_r((err), (char[128]){ 0 }, 128)
+#define error_text(err) strerror_r((err), (char[128]){0}, 128)
 
 /* connect(2) on a non-blocking socket, finished before the deadline.
  * Returns 0, or -1 with errno. */
@@ -92,7 +92,8 @@ static int connect_within(int fd, const struct sockaddr_un *addr,
 	for (;;) {
 		int ms;
 
-		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
+		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) ==
+		    0)
 			return 0;
 		if (errno == EINTR)
 			continue;
@@ -132,7 +133,7 @@ static int connect_daemon(const char *path, long long deadline, char *errbuf,
 	int fd = -1;
 	int ret = -1;
 
-	/* lstat, not stat: a symlink planted in place of the socket is refused. */
+	/* lstat, not stat: a symlink put in place of the socket is refused. */
 	if (lstat(path, &st) != 0) {
 		describe(errbuf, errsize, "cannot use socket %s: %s", path,
 			 error_text(errno));
@@ -238,7 +239,8 @@ static long read_line(int fd, char *buf, size_t size, long long deadline,
 		}
 		if (n == 0) {
 			describe(errbuf, errsize,
-				 "the daemon closed the connection without a complete reply");
+				 "the daemon closed the connection without a "
+				 "complete reply");
 			return -1;
 		}
 		lf = memchr(buf + have, '\n', (size_t)n);
@@ -284,7 +286,8 @@ out:
 		close(fd);
 	if (ret != 0) {
 		pam_syslog(pamh, LOG_ERR, "%s",
-			   errbuf && errbuf[0] ? errbuf : "daemon exchange failed");
+			   errbuf && errbuf[0] ? errbuf
+					       : "daemon exchange failed");
 		pl_reply_reset(reply);
 	}
 	return ret;

@@ -18,10 +18,11 @@ long pl_format_grid(char *out, size_t outsize, const char *user,
 {
 	if (out == NULL || outsize == 0 || user == NULL)
 		return -1;
-	return fit(snprintf(out, outsize,
-			    "Pattern unlock for %s: type the dots in order.\n%s",
-			    user, pl_layout_rows(layout)),
-		   outsize);
+	return fit(
+		snprintf(out, outsize,
+			 "Pattern unlock for %s: type the dots in order.\n%s",
+			 user, pl_layout_rows(layout)),
+		outsize);
 }
 
 /* Rounds up: "in 0 minutes" would be a lie for the last seconds. */
@@ -48,8 +49,9 @@ long pl_format_duration(char *out, size_t outsize, long seconds)
 		n = up(up(minutes, 60), 24);
 		unit = "day";
 	}
-	return fit(snprintf(out, outsize, "%ld %s%s", n, unit, n == 1 ? "" : "s"),
-		   outsize);
+	return fit(
+		snprintf(out, outsize, "%ld %s%s", n, unit, n == 1 ? "" : "s"),
+		outsize);
 }
 
 /* What unlocks the user: the timed unlock when one is configured, and always
@@ -101,14 +103,16 @@ long pl_format_wrong(char *out, size_t outsize, const char *user,
 		if (format_way_out(way_out, sizeof(way_out), user,
 				   retry_after) < 0)
 			return -1;
-		return fit(snprintf(out, outsize,
-				    "Wrong pattern. Pattern unlock for %s is now "
-				    "locked after %d failed attempts. %s",
-				    user, PL_MAX_ATTEMPTS, way_out),
-			   outsize);
+		return fit(
+			snprintf(out, outsize,
+				 "Wrong pattern. Pattern unlock for %s is now "
+				 "locked after %d failed attempts. %s",
+				 user, PL_MAX_ATTEMPTS, way_out),
+			outsize);
 	}
 	/* U+2014 EM DASH, UTF-8 encoded. */
-	return fit(snprintf(out, outsize, "Wrong pattern \xe2\x80\x94 %ld %s left.",
+	return fit(snprintf(out, outsize,
+			    "Wrong pattern \xe2\x80\x94 %ld %s left.",
 			    remaining, remaining == 1 ? "attempt" : "attempts"),
 		   outsize);
 }
@@ -121,9 +125,11 @@ const char *pl_invalid_message(enum pl_reason reason)
 	case PL_REASON_TOO_SHORT:
 		return "Connect at least 4 dots. This entry was not counted.";
 	case PL_REASON_NOT_A_DOT:
-		return "Type the dots as the digits 1 to 9. This entry was not counted.";
+		return "Type the dots as the digits 1 to 9. This entry was not "
+		       "counted.";
 	case PL_REASON_REPEATED_DOT:
-		return "Each dot can be used only once. This entry was not counted.";
+		return "Each dot can be used only once. This entry was not "
+		       "counted.";
 	case PL_REASON_NONE:
 	case PL_REASON_CURRENT_REQUIRED:
 	case PL_REASON_OTHER:

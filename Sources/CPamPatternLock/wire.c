@@ -141,8 +141,8 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 			      const char *tty, const char *rhost,
 			      const char *ruser)
 {
-	const char *keys[] = { " service=", " tty=", " rhost=", " ruser=" };
-	const char *values[] = { service, tty, rhost, ruser };
+	const char *keys[] = {" service=", " tty=", " rhost=", " ruser="};
+	const char *values[] = {service, tty, rhost, ruser};
 	size_t pos = 0;
 	long ret = -1;
 
@@ -176,26 +176,28 @@ static const struct {
 	const char *word;
 	enum pl_verb verb;
 } verbs[] = {
-	{ "OK", PL_VERB_OK },
-	{ "FAIL", PL_VERB_FAIL },
-	{ "LOCKED", PL_VERB_LOCKED },
-	{ "NOT_ENROLLED", PL_VERB_NOT_ENROLLED },
-	{ "INVALID", PL_VERB_INVALID },
-	{ "DENIED", PL_VERB_DENIED },
-	{ "BUSY", PL_VERB_BUSY },
-	{ "ERROR", PL_VERB_ERROR },
-	{ "STATUS", PL_VERB_STATUS },
+	/* clang-format off */
+	{"OK", PL_VERB_OK},
+	{"FAIL", PL_VERB_FAIL},
+	{"LOCKED", PL_VERB_LOCKED},
+	{"NOT_ENROLLED", PL_VERB_NOT_ENROLLED},
+	{"INVALID", PL_VERB_INVALID},
+	{"DENIED", PL_VERB_DENIED},
+	{"BUSY", PL_VERB_BUSY},
+	{"ERROR", PL_VERB_ERROR},
+	{"STATUS", PL_VERB_STATUS},
+	/* clang-format on */
 };
 
 static const struct {
 	const char *word;
 	enum pl_reason reason;
 } reasons[] = {
-	{ "empty", PL_REASON_EMPTY },
-	{ "not_a_dot", PL_REASON_NOT_A_DOT },
-	{ "repeated_dot", PL_REASON_REPEATED_DOT },
-	{ "too_short", PL_REASON_TOO_SHORT },
-	{ "current_required", PL_REASON_CURRENT_REQUIRED },
+	{"empty", PL_REASON_EMPTY},
+	{"not_a_dot", PL_REASON_NOT_A_DOT},
+	{"repeated_dot", PL_REASON_REPEATED_DOT},
+	{"too_short", PL_REASON_TOO_SHORT},
+	{"current_required", PL_REASON_CURRENT_REQUIRED},
 };
 
 static bool is_hex(char c)

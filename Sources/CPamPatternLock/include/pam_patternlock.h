@@ -50,14 +50,17 @@ struct pl_config {
 	bool debug;
 	bool nogrid;
 	bool quiet;
-	bool allow_remote; /* also ask remote logins (PAM_RHOST of another host) */
+	/* Also ask remote logins (PAM_RHOST of another host). */
+	bool allow_remote;
 	enum pl_layout layout;
 };
 
 enum pl_option_result {
 	PL_OPTION_OK = 0,
-	PL_OPTION_UNKNOWN,   /* not an option of this module: ignored */
-	PL_OPTION_BAD_VALUE, /* a known option with an unusable value: default kept */
+	/* Not an option of this module: ignored. */
+	PL_OPTION_UNKNOWN,
+	/* A known option with an unusable value: the default is kept. */
+	PL_OPTION_BAD_VALUE,
 };
 
 /* Sets every field to its default. */
@@ -93,13 +96,19 @@ enum pl_reason {
 
 struct pl_reply {
 	enum pl_verb verb;
-	long remaining;   /* FAIL (required), STATUS (optional); -1 when absent */
-	long retry_after; /* LOCKED, STATUS; 0 when absent */
-	enum pl_reason reason; /* INVALID (required) */
-	int enrolled;     /* STATUS (required): 0 or 1; -1 when absent */
-	int locked;       /* STATUS (required): 0 or 1; -1 when absent */
-	int weak;         /* OK: 1 for "OK weak=1" (the enroll policy would
-			     refuse this pattern today), else 0 */
+	/* FAIL (required), STATUS (optional); -1 when absent. */
+	long remaining;
+	/* LOCKED, STATUS; 0 when absent. */
+	long retry_after;
+	/* INVALID (required). */
+	enum pl_reason reason;
+	/* STATUS (required): 0 or 1; -1 when absent. */
+	int enrolled;
+	/* STATUS (required): 0 or 1; -1 when absent. */
+	int locked;
+	/* OK: 1 for "OK weak=1" (the enroll policy would refuse this pattern
+	 * today), else 0. */
+	int weak;
 };
 
 /*
