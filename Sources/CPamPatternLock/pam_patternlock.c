@@ -104,11 +104,9 @@ static int unavailable(const struct session *s, const char *why)
 {
 	char text[MESSAGE_SIZE];
 
-	if (s->cfg.debug) {
-		snprintf(text, sizeof(text), "Pattern unlock unavailable: %s",
-			 why && why[0] ? why : "unknown error");
+	/* why fits: ERRBUF_SIZE is well under MESSAGE_SIZE. */
+	if (s->cfg.debug && pl_format_unavailable(text, sizeof(text), why) > 0)
 		tell(s, PAM_ERROR_MSG, text);
-	}
 	return PAM_AUTHINFO_UNAVAIL;
 }
 

@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Every sentence the user can be shown, PL_PROMPT among them. */
+#include "pl_sentences.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,9 +29,6 @@ extern "C" {
 #define PL_MAX_REPLY 4096
 /* The daemon's lockout policy, named in the messages. */
 #define PL_MAX_ATTEMPTS 5
-/* The prompt: Enter on an empty line skips to the next module (the password,
- * a fingerprint), and the user should know it. */
-#define PL_PROMPT "Pattern (Enter to skip): "
 /* Longest entry worth sending: a pattern has at most 9 dots. */
 #define PL_MAX_ENTRY 64
 /* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
@@ -196,6 +196,10 @@ const char *pl_invalid_message(enum pl_reason reason);
 /* The advice shown after an unlock with a pattern the enroll policy refuses
  * (the daemon's "OK weak=1"). */
 const char *pl_weak_advice(void);
+
+/* "Pattern unlock unavailable: WHY", shown with the debug option when the
+ * daemon cannot be used; "unknown error" for a NULL or empty why. */
+long pl_format_unavailable(char *out, size_t outsize, const char *why);
 
 #ifdef __cplusplus
 }
