@@ -124,15 +124,18 @@ static void explain(int rc)
 		break;
 	case PAM_AUTH_ERR:
 		name = "PAM_AUTH_ERR";
-		meaning = "not unlocked; su or sudo would ask for the password next";
+		meaning = "not unlocked; su or sudo would ask for the password "
+			  "next";
 		break;
 	case PAM_USER_UNKNOWN:
 		name = "PAM_USER_UNKNOWN";
-		meaning = "no pattern for this user; su or sudo would ask for the password next";
+		meaning = "no pattern for this user; su or sudo would ask for "
+			  "the password next";
 		break;
 	case PAM_AUTHINFO_UNAVAIL:
 		name = "PAM_AUTHINFO_UNAVAIL";
-		meaning = "no answer, not counted; su or sudo would ask for the password next";
+		meaning = "no answer, not counted; su or sudo would ask for "
+			  "the password next";
 		break;
 	default:
 		name = "another PAM error";
@@ -144,13 +147,14 @@ static void explain(int rc)
 
 int main(int argc, char **argv)
 {
-	struct pam_conv conv = { conversation, NULL };
+	struct pam_conv conv = {conversation, NULL};
 	pam_handle_t *pamh = NULL;
 	const char *tty;
 	int rc;
 
 	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: %s CONFDIR SERVICE USER [ANSWER]\n", argv[0]);
+		fprintf(stderr, "usage: %s CONFDIR SERVICE USER [ANSWER]\n",
+			argv[0]);
 		return 2;
 	}
 	scripted_answer = argc == 5 ? argv[4] : NULL;
@@ -159,7 +163,8 @@ int main(int argc, char **argv)
 
 	rc = pam_start_confdir(argv[2], argv[3], &conv, argv[1], &pamh);
 	if (rc != PAM_SUCCESS) {
-		fprintf(stderr, "pam_start_confdir failed: %s\n", pam_strerror(pamh, rc));
+		fprintf(stderr, "pam_start_confdir failed: %s\n",
+			pam_strerror(pamh, rc));
 		return 1;
 	}
 	tty = ttyname(STDIN_FILENO);

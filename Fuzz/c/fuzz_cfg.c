@@ -13,13 +13,14 @@
 
 #include "pam_patternlock.h"
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "fuzz_cfg: invariant broken: %s (%s:%d)\n", \
-				#cond, __FILE__, __LINE__);                  \
-			abort();                                             \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr,                                        \
+				"fuzz_cfg: invariant broken: %s (%s:%d)\n",    \
+				#cond, __FILE__, __LINE__);                    \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 #define MAX_WORDS 64

@@ -19,16 +19,18 @@
 
 #include "pam_patternlock.h"
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "fuzz_reply: invariant broken: %s (%s:%d)\n", \
-				#cond, __FILE__, __LINE__);                  \
-			abort();                                             \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr,                                        \
+				"fuzz_reply: invariant broken: %s (%s:%d)\n",  \
+				#cond, __FILE__, __LINE__);                    \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 static const char *const verb_words[] = {
+	/* clang-format off */
 	[PL_VERB_OK] = "OK",
 	[PL_VERB_FAIL] = "FAIL",
 	[PL_VERB_LOCKED] = "LOCKED",
@@ -38,6 +40,7 @@ static const char *const verb_words[] = {
 	[PL_VERB_BUSY] = "BUSY",
 	[PL_VERB_ERROR] = "ERROR",
 	[PL_VERB_STATUS] = "STATUS",
+	/* clang-format on */
 };
 
 static int is_reset(const struct pl_reply *r)
@@ -59,7 +62,8 @@ static int has_count(const char *line, size_t len, const char *key)
 		if (line[i] != ' ' || memcmp(line + i + 1, key, klen) != 0 ||
 		    line[i + 1 + klen] != '=')
 			continue;
-		for (j = i + 2 + klen; j < len && line[j] >= '0' && line[j] <= '9'; j++)
+		for (j = i + 2 + klen;
+		     j < len && line[j] >= '0' && line[j] <= '9'; j++)
 			digits++;
 		if (digits >= 1 && digits <= 10 && (j == len || line[j] == ' '))
 			return 1;
@@ -67,7 +71,8 @@ static int has_count(const char *line, size_t len, const char *key)
 	return 0;
 }
 
-/* What pam_patternlock.c does with the reply: the sentences, in its buffer size. */
+/* What pam_patternlock.c does with the reply: the sentences, in its buffer
+ * size. */
 static void format_like_the_module(const struct pl_reply *r)
 {
 	char text[512];
@@ -137,7 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r.verb == PL_VERB_INVALID)
 		CHECK(r.reason != PL_REASON_NONE);
 	else
-		CHECK(r.reason == PL_REASON_NONE || memmem(line, size, " reason=", 8));
+		CHECK(r.reason == PL_REASON_NONE ||
+		      memmem(line, size, " reason=", 8));
 	if (r.verb == PL_VERB_STATUS)
 		CHECK((r.enrolled == 0 || r.enrolled == 1) &&
 		      (r.locked == 0 || r.locked == 1));

@@ -18,13 +18,15 @@
 
 #include "pam_patternlock.h"
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "fuzz_request: invariant broken: %s (%s:%d)\n", \
-				#cond, __FILE__, __LINE__);                  \
-			abort();                                             \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr,                                        \
+				"fuzz_request: invariant broken: %s "          \
+				"(%s:%d)\n",                                   \
+				#cond, __FILE__, __LINE__);                    \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 #define WORDS 6
@@ -61,7 +63,8 @@ static long decode(const char *in, size_t len, char *out)
 				return -1;
 			h = hexval(in[i + 1]);
 			l = hexval(in[i + 2]);
-			if (h < 0 || l < 0 || unreserved((unsigned char)(h << 4 | l)))
+			if (h < 0 || l < 0 ||
+			    unreserved((unsigned char)(h << 4 | l)))
 				return -1;
 			out[n++] = (char)(h << 4 | l);
 			i += 2;
@@ -97,15 +100,19 @@ static void expect_field(const char *line, size_t *pos, const char *key,
 		CHECK(memcmp(decoded, want, (size_t)n) == 0);
 		CHECK(end - start <= 2 * PL_MAX_CONTEXT);
 		if ((size_t)n < wlen) /* cut: not inside a UTF-8 sequence */
-			CHECK(((unsigned char)want[n] & 0xc0) != 0x80 || n == 0);
+			CHECK(((unsigned char)want[n] & 0xc0) != 0x80 ||
+			      n == 0);
 		if (wlen <= PL_MAX_CONTEXT && (size_t)n < wlen)
-			CHECK(3 * wlen > 2 * PL_MAX_CONTEXT); /* cut only when too long encoded */
+			/* Cut only when too long encoded. */
+			CHECK(3 * wlen > 2 * PL_MAX_CONTEXT);
 	}
 	*pos = end;
 }
 
-/* docs/PROTOCOL.md: 1-64 bytes of A-Z a-z 0-9 . _ @ -, optionally ending
- * in $, not starting with - or . */
+/* The user-name rule written out again, independently of wire.c: 1-64 bytes
+ * of A-Z a-z 0-9 . _ @ -, optionally ending in $ ($ alone is not a name), not
+ * starting with - or . (docs/PROTOCOL.md; the cases both sides are held to are
+ * Tests/Contract/users.txt, read by the module's and the daemon's tests). */
 static int name_valid(const char *name)
 {
 	size_t len = strlen(name);
@@ -116,7 +123,7 @@ static int name_valid(const char *name)
 		unsigned char c = (unsigned char)name[i];
 
 		if (!(unreserved(c) && c != '~') && c != '@' &&
-		    !(c == '$' && i == len - 1))
+		    !(c == '$' && i == len - 1 && len > 1))
 			return 0;
 	}
 	return 1;
@@ -147,17 +154,20 @@ static void check_encode(const char *in, size_t len, size_t outsize)
 static void check_verify(const char *w[WORDS], size_t outsize)
 {
 	const char *user = w[0] ? w[0] : "", *entry = w[1] ? w[1] : "";
-	static const char *const keys[] = { " service=", " tty=", " rhost=", " ruser=" };
+	static const char *const keys[] = {
+		" service=", " tty=", " rhost=", " ruser="};
 	char *out = malloc(outsize);
 	size_t pos;
 	long n;
 
 	CHECK(out != NULL);
 	memset(out, 'x', outsize);
-	n = pl_format_verify_request(out, outsize, user, entry, w[2], w[3], w[4], w[5]);
+	n = pl_format_verify_request(out, outsize, user, entry, w[2], w[3],
+				     w[4], w[5]);
 	if (n < 0) {
 		for (size_t i = 0; i < outsize; i++)
-			CHECK(out[i] == 0); /* it may have held part of the entry */
+			/* It may have held part of the entry. */
+			CHECK(out[i] == 0);
 		/* What the module sends must fit in a request. */
 		CHECK(outsize < PL_MAX_REQUEST || !pl_user_name_valid(user) ||
 		      strlen(entry) > PL_MAX_ENTRY);
@@ -190,7 +200,8 @@ static void check_status(const char *user, size_t outsize)
 		free(out);
 		return;
 	}
-	CHECK((size_t)n < outsize && strlen(out) == (size_t)n && out[n - 1] == '\n');
+	CHECK((size_t)n < outsize && strlen(out) == (size_t)n &&
+	      out[n - 1] == '\n');
 	CHECK(strncmp(out, "STATUS ", 7) == 0);
 	expect_field(out, &pos, "user=", user, 0);
 	CHECK(pos == (size_t)n - 1);
@@ -199,7 +210,7 @@ static void check_status(const char *user, size_t outsize)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *w[WORDS] = { 0 };
+	const char *w[WORDS] = {0};
 	char *copy;
 	size_t outsize, start = 1, nwords = 0;
 
@@ -224,10 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	check_encode(copy + 1, size - 1, outsize);
 	if (w[0] != NULL) {
-		/* A lone "$" is the one name the daemon takes and the module
-		 * does not (harmless: no such account); leave it out. */
-		if (strcmp(w[0], "$") != 0)
-			CHECK(pl_user_name_valid(w[0]) == name_valid(w[0]));
+		CHECK(pl_user_name_valid(w[0]) == name_valid(w[0]));
 		check_status(w[0], outsize);
 		check_status(w[0], PL_MAX_REQUEST);
 	}

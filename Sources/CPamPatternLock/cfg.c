@@ -12,7 +12,8 @@
 void pl_config_init(struct pl_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	/* The default fits by construction; strcpy keeps -Wformat-truncation quiet. */
+	/* The default fits by construction; strcpy keeps -Wformat-truncation
+	 * quiet. */
 	strcpy(cfg->socket_path, PL_DEFAULT_SOCKET);
 	cfg->timeout = PL_DEFAULT_TIMEOUT;
 }
@@ -129,5 +130,6 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 			   "allow_remote=%d layout=%s",
 			   cfg->socket_path, cfg->timeout, cfg->nogrid,
 			   cfg->quiet, cfg->allow_remote,
-			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad" : "phone");
+			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad"
+							   : "phone");
 }

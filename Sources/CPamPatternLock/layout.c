@@ -7,12 +7,8 @@
 const char *pl_layout_rows(enum pl_layout layout)
 {
 	if (layout == PL_LAYOUT_NUMPAD)
-		return "  7 8 9\n"
-		       "  4 5 6\n"
-		       "  1 2 3";
-	return "  1 2 3\n"
-	       "  4 5 6\n"
-	       "  7 8 9";
+		return PL_TEXT_ROWS_NUMPAD;
+	return PL_TEXT_ROWS_PHONE;
 }
 
 void pl_layout_to_phone(enum pl_layout layout, char *entry)

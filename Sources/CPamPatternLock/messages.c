@@ -1,5 +1,5 @@
 /* What the user reads: the grid, and one whole sentence per outcome, with
- * the way out named. */
+ * the way out named. The words are pl_sentences.h's. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,9 +18,8 @@ long pl_format_grid(char *out, size_t outsize, const char *user,
 {
 	if (out == NULL || outsize == 0 || user == NULL)
 		return -1;
-	return fit(snprintf(out, outsize,
-			    "Pattern unlock for %s: type the dots in order.\n%s",
-			    user, pl_layout_rows(layout)),
+	return fit(snprintf(out, outsize, PL_TEXT_GRID, user,
+			    pl_layout_rows(layout)),
 		   outsize);
 }
 
@@ -33,23 +32,25 @@ static long up(long n, long unit)
 long pl_format_duration(char *out, size_t outsize, long seconds)
 {
 	long minutes, n;
-	const char *unit;
+	int len;
 
 	if (out == NULL || outsize == 0 || seconds <= 0)
 		return -1;
 	minutes = up(seconds, 60);
 	if (minutes < 120) {
 		n = minutes;
-		unit = "minute";
+		len = snprintf(out, outsize,
+			       n == 1 ? PL_TEXT_MINUTE : PL_TEXT_MINUTES, n);
 	} else if (minutes < 48 * 60) {
 		n = up(minutes, 60);
-		unit = "hour";
+		len = snprintf(out, outsize,
+			       n == 1 ? PL_TEXT_HOUR : PL_TEXT_HOURS, n);
 	} else {
 		n = up(up(minutes, 60), 24);
-		unit = "day";
+		len = snprintf(out, outsize,
+			       n == 1 ? PL_TEXT_DAY : PL_TEXT_DAYS, n);
 	}
-	return fit(snprintf(out, outsize, "%ld %s%s", n, unit, n == 1 ? "" : "s"),
-		   outsize);
+	return fit(len, outsize);
 }
 
 /* What unlocks the user: the timed unlock when one is configured, and always
@@ -60,17 +61,11 @@ static long format_way_out(char *out, size_t outsize, const char *user,
 	char wait[32];
 
 	if (retry_after <= 0)
-		return fit(snprintf(out, outsize,
-				    "Ask an administrator to run: "
-				    "patternlockd reset %s",
-				    user),
+		return fit(snprintf(out, outsize, PL_TEXT_WAY_OUT_ADMIN, user),
 			   outsize);
 	if (pl_format_duration(wait, sizeof(wait), retry_after) < 0)
 		return -1;
-	return fit(snprintf(out, outsize,
-			    "Try again in %s, or ask an administrator to run: "
-			    "patternlockd reset %s",
-			    wait, user),
+	return fit(snprintf(out, outsize, PL_TEXT_WAY_OUT_TIMED, wait, user),
 		   outsize);
 }
 
@@ -83,10 +78,8 @@ long pl_format_locked(char *out, size_t outsize, const char *user,
 		return -1;
 	if (format_way_out(way_out, sizeof(way_out), user, retry_after) < 0)
 		return -1;
-	return fit(snprintf(out, outsize,
-			    "Pattern unlock for %s is locked after %d failed "
-			    "attempts. %s",
-			    user, PL_MAX_ATTEMPTS, way_out),
+	return fit(snprintf(out, outsize, PL_TEXT_LOCKED, user, PL_MAX_ATTEMPTS,
+			    way_out),
 		   outsize);
 }
 
@@ -101,15 +94,13 @@ long pl_format_wrong(char *out, size_t outsize, const char *user,
 		if (format_way_out(way_out, sizeof(way_out), user,
 				   retry_after) < 0)
 			return -1;
-		return fit(snprintf(out, outsize,
-				    "Wrong pattern. Pattern unlock for %s is now "
-				    "locked after %d failed attempts. %s",
-				    user, PL_MAX_ATTEMPTS, way_out),
+		return fit(snprintf(out, outsize, PL_TEXT_WRONG_LAST, user,
+				    PL_MAX_ATTEMPTS, way_out),
 			   outsize);
 	}
-	/* U+2014 EM DASH, UTF-8 encoded. */
-	return fit(snprintf(out, outsize, "Wrong pattern \xe2\x80\x94 %ld %s left.",
-			    remaining, remaining == 1 ? "attempt" : "attempts"),
+	return fit(snprintf(out, outsize,
+			    remaining == 1 ? PL_TEXT_WRONG_ONE : PL_TEXT_WRONG,
+			    remaining),
 		   outsize);
 }
 
@@ -119,21 +110,29 @@ const char *pl_invalid_message(enum pl_reason reason)
 	case PL_REASON_EMPTY:
 		return NULL;
 	case PL_REASON_TOO_SHORT:
-		return "Connect at least 4 dots. This entry was not counted.";
+		return PL_TEXT_INVALID_TOO_SHORT;
 	case PL_REASON_NOT_A_DOT:
-		return "Type the dots as the digits 1 to 9. This entry was not counted.";
+		return PL_TEXT_INVALID_NOT_A_DOT;
 	case PL_REASON_REPEATED_DOT:
-		return "Each dot can be used only once. This entry was not counted.";
+		return PL_TEXT_INVALID_REPEATED_DOT;
 	case PL_REASON_NONE:
 	case PL_REASON_CURRENT_REQUIRED:
 	case PL_REASON_OTHER:
 		break;
 	}
-	return "This entry is not a pattern. It was not counted.";
+	return PL_TEXT_INVALID_OTHER;
 }
 
 const char *pl_weak_advice(void)
 {
-	return "Your pattern is one that attackers try first. "
-	       "Change it with: patternlockd enroll";
+	return PL_TEXT_WEAK;
+}
+
+long pl_format_unavailable(char *out, size_t outsize, const char *why)
+{
+	if (out == NULL || outsize == 0)
+		return -1;
+	if (why == NULL || why[0] == '\0')
+		why = PL_TEXT_UNAVAILABLE_UNKNOWN;
+	return fit(snprintf(out, outsize, PL_TEXT_UNAVAILABLE, why), outsize);
 }

@@ -20,7 +20,7 @@
 #include <security/pam_modules.h>
 
 #include "cfg.h"
-#include "client.h"
+#include "exchange.h"
 #include "pam_patternlock.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -48,8 +48,8 @@ static int converse(pam_handle_t *pamh, int style, const char *text,
 {
 	const struct pam_conv *conv = NULL;
 	const void *item = NULL;
-	struct pam_message message = { .msg_style = style, .msg = text };
-	const struct pam_message *messages[1] = { &message };
+	struct pam_message message = {.msg_style = style, .msg = text};
+	const struct pam_message *messages[1] = {&message};
 	struct pam_response *replies = NULL;
 	int ret;
 
@@ -70,7 +70,8 @@ static int converse(pam_handle_t *pamh, int style, const char *text,
 		if (response != NULL) {
 			*response = replies[0].resp;
 		} else {
-			explicit_bzero(replies[0].resp, strlen(replies[0].resp));
+			explicit_bzero(replies[0].resp,
+				       strlen(replies[0].resp));
 			free(replies[0].resp);
 		}
 		replies[0].resp = NULL;
@@ -79,7 +80,8 @@ done:
 	/* A conversation may fill replies and still fail. */
 	if (replies != NULL) {
 		if (replies[0].resp != NULL) {
-			explicit_bzero(replies[0].resp, strlen(replies[0].resp));
+			explicit_bzero(replies[0].resp,
+				       strlen(replies[0].resp));
 			free(replies[0].resp);
 		}
 		free(replies);
@@ -96,17 +98,15 @@ static void tell(const struct session *s, int style, const char *text)
 	(void)converse(s->pamh, style, text, NULL);
 }
 
-/* Why the daemon could not be used: in syslog always (the client did that),
+/* Why the daemon could not be used: in syslog always (the exchange did that),
  * on the screen only with debug. */
 static int unavailable(const struct session *s, const char *why)
 {
 	char text[MESSAGE_SIZE];
 
-	if (s->cfg.debug) {
-		snprintf(text, sizeof(text), "Pattern unlock unavailable: %s",
-			 why && why[0] ? why : "unknown error");
+	/* why fits: ERRBUF_SIZE is well under MESSAGE_SIZE. */
+	if (s->cfg.debug && pl_format_unavailable(text, sizeof(text), why) > 0)
 		tell(s, PAM_ERROR_MSG, text);
-	}
 	return PAM_AUTHINFO_UNAVAIL;
 }
 
@@ -197,10 +197,12 @@ static int ask_pattern(const struct session *s, char **entry)
 		if (!s->silent) {
 			tell(s, PAM_TEXT_INFO, grid);
 		} else {
-			/* PAM_SILENT forbids the informational message, and sudo
-			 * always sets it; the user still needs the grid to type a
-			 * pattern, so it becomes part of the prompt itself. */
-			snprintf(prompt, sizeof(prompt), "%s\n%s", grid, PL_PROMPT);
+			/* PAM_SILENT forbids the informational message, and
+			 * sudo always sets it; the user still needs the grid to
+			 * type a pattern, so it becomes part of the prompt
+			 * itself. */
+			snprintf(prompt, sizeof(prompt), "%s\n%s", grid,
+				 PL_PROMPT);
 			ask = prompt;
 		}
 	}
@@ -246,8 +248,8 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 	switch (r->verb) {
 	case PL_VERB_OK:
 		if (s->cfg.debug)
-			pam_syslog(s->pamh, LOG_DEBUG, "pattern accepted for %s",
-				   s->user);
+			pam_syslog(s->pamh, LOG_DEBUG,
+				   "pattern accepted for %s", s->user);
 		/* Unlocking is never refused for a weak pattern; one line of
 		 * advice, which quiet and PAM_SILENT suppress. */
 		if (r->weak == 1)
@@ -323,7 +325,7 @@ static bool skip_remote(const struct session *s)
 PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 				  const char **argv)
 {
-	struct session s = { .pamh = pamh, .silent = (flags & PAM_SILENT) != 0 };
+	struct session s = {.pamh = pamh, .silent = (flags & PAM_SILENT) != 0};
 	char request[PL_MAX_REQUEST];
 	char why[ERRBUF_SIZE];
 	struct pl_reply reply;
@@ -346,7 +348,7 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 			ret = PAM_INCOMPLETE;
 		goto done;
 	}
-	/* A name the daemon cannot store has no pattern; asking is pointless. */
+	/* A name the daemon cannot store has no pattern: no need to ask. */
 	if (!pl_user_name_valid(s.user)) {
 		if (s.cfg.debug)
 			pam_syslog(pamh, LOG_DEBUG,
@@ -369,11 +371,10 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 
 	/* The daemon knows only the phone layout's digits. */
 	pl_layout_to_phone(s.cfg.layout, entry);
-	len = pl_format_verify_request(request, sizeof(request), s.user, entry,
-				       item_string(pamh, PAM_SERVICE),
-				       item_string(pamh, PAM_TTY),
-				       item_string(pamh, PAM_RHOST),
-				       item_string(pamh, PAM_RUSER));
+	len = pl_format_verify_request(
+		request, sizeof(request), s.user, entry,
+		item_string(pamh, PAM_SERVICE), item_string(pamh, PAM_TTY),
+		item_string(pamh, PAM_RHOST), item_string(pamh, PAM_RUSER));
 	explicit_bzero(entry, strlen(entry));
 	if (len < 0) {
 		snprintf(why, sizeof(why), "VERIFY request does not fit");

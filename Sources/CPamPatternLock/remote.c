@@ -11,8 +11,8 @@ bool pl_session_is_remote(const char *rhost, const char *tty,
 	 * loopback names, or this machine's own name (sudo sets PAM_RHOST to
 	 * the host it runs on). */
 	static const char *const local[] = {
-		"localhost", "localhost.localdomain", "127.0.0.1", "::1",
-		"::ffff:127.0.0.1",
+		"localhost", "localhost.localdomain", "127.0.0.1",
+		"::1",	     "::ffff:127.0.0.1",
 	};
 
 	/* sshd sets PAM_TTY to "ssh" while it authenticates, whatever the

@@ -13,20 +13,6 @@ func formatted(size: Int = 512, _ body: (UnsafeMutablePointer<CChar>, Int) -> In
     return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
 
-/// Parses the bytes of a reply line (without its LF) and returns the reply, or
-/// nil when the module rejected it.
-func parsedReply(_ bytes: [UInt8]) -> pl_reply? {
-    var reply = pl_reply()
-    let rc = bytes.withUnsafeBufferPointer { raw in
-        raw.withMemoryRebound(to: CChar.self) { pl_parse_reply($0.baseAddress, $0.count, &reply) }
-    }
-    return rc == 0 ? reply : nil
-}
-
-func parsedReply(_ line: String) -> pl_reply? {
-    parsedReply(Array(line.utf8))
-}
-
 /// The socket path of a parsed configuration as a String.
 func socketPath(_ config: pl_config) -> String {
     withUnsafeBytes(of: config.socket_path) { raw in

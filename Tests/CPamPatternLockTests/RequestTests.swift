@@ -69,16 +69,4 @@ struct RequestTests {
         #expect(n == -1)
         #expect(buffer.allSatisfy { $0 == 0 })
     }
-
-    @Test(
-        "user names the daemon accepts",
-        arguments: [
-            ("alice", true), ("a", true), ("bob.smith", true), ("x_y-z", true), ("me@corp", true),
-            ("host$", true), ("", false), ("-rf", false), (".hidden", false), ("a b", false),
-            ("a/b", false), ("a$b", false), ("$", false), ("caf\u{e9}", false), ("a\nb", false),
-            (String(repeating: "a", count: 64), true), (String(repeating: "a", count: 65), false),
-        ])
-    func userNames(name: String, valid: Bool) {
-        #expect(pl_user_name_valid(name) == valid)
-    }
 }

@@ -29,7 +29,8 @@ struct answers {
 static void print_escaped(const char *style, const char *text)
 {
 	printf("%s ", style);
-	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)(text ? text : "");
+	     *p; p++) {
 		if (*p == '\\')
 			fputs("\\\\", stdout);
 		else if (*p == '\n')
@@ -76,7 +77,8 @@ static int conversation(int n, const struct pam_message **msg,
 		print_escaped(style_name(style), msg[i]->msg);
 		if (style != PAM_PROMPT_ECHO_OFF && style != PAM_PROMPT_ECHO_ON)
 			continue;
-		if (answers->left == 0 || strcmp(answers->next[0], "@fail") == 0) {
+		if (answers->left == 0 ||
+		    strcmp(answers->next[0], "@fail") == 0) {
 			print_escaped("CONV_FAIL", "");
 			for (int j = 0; j < i; j++)
 				free(r[j].resp);
@@ -97,8 +99,8 @@ static int conversation(int n, const struct pam_message **msg,
 int main(int argc, char **argv)
 {
 	const char *tty = NULL, *rhost = NULL, *ruser = NULL;
-	struct answers answers = { 0 };
-	struct pam_conv conv = { conversation, &answers };
+	struct answers answers = {0};
+	struct pam_conv conv = {conversation, &answers};
 	pam_handle_t *pamh = NULL;
 	int flags = 0;
 	int i = 1;
@@ -119,8 +121,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i < 3) {
-		fprintf(stderr, "usage: %s [--silent] [--repeat] [--tty=T] [--rhost=R] "
-				"[--ruser=U] CONFDIR SERVICE USER [ANSWER...]\n",
+		fprintf(stderr,
+			"usage: %s [--silent] [--repeat] [--tty=T] [--rhost=R] "
+			"[--ruser=U] CONFDIR SERVICE USER [ANSWER...]\n",
 			argv[0]);
 		return 2;
 	}

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 
@@ -88,6 +89,96 @@ def test_overlong_entry_is_not_sent(pam, live, enrolled):
     assert r.code == PAM_AUTH_ERR, r
     assert r.errors == ["Each dot can be used only once. This entry was not counted."]
     assert failures(live, enrolled) == 0
+
+
+class RecordingDaemon:
+    """A root-owned Unix socket that keeps every byte each connection sent, and
+    answers each request line as the real daemon would for these tests: STATUS
+    with an enrolled, unlocked user, VERIFY with `verify`. Because its answers
+    are the daemon's, only what it received tells whether the module sent."""
+
+    def __init__(self, user, verify):
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="plrec-", dir="/tmp"))
+        os.chmod(self.dir, 0o755)
+        self.socket = str(self.dir / "socket")
+        self.received = []  # one bytes object per connection
+        self._answers = {b"STATUS": status_line(user), b"VERIFY": verify}
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket)
+        self._listener.listen(8)
+        self._listener.settimeout(0.1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                try:
+                    while b"\n" not in data:
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                    self.received.append(data)
+                    verb = data.split(b" ", 1)[0]
+                    conn.sendall(self._answers.get(verb, b"ERROR message=unexpected\n"))
+                except OSError:
+                    self.received.append(data)
+
+    def close(self):
+        self._stop.set()
+        self._listener.close()
+        self._thread.join(2)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def recorder():
+    made = []
+
+    def make(user, verify):
+        d = RecordingDaemon(user, verify)
+        made.append(d)
+        return d
+    yield make
+    for d in made:
+        d.close()
+
+
+@pytest.mark.parametrize("entry, reason, sentence", [
+    ("1" * 65, "repeated_dot", "Each dot can be used only once. This entry was not counted."),
+    ("1" * 200, "repeated_dot", "Each dot can be used only once. This entry was not counted."),
+    ("x" * 65, "not_a_dot", "Type the dots as the digits 1 to 9. This entry was not counted."),
+], ids=["65 dots", "200 dots", "65 letters"])
+def test_overlong_entry_never_reaches_the_socket(pam, recorder, entry, reason, sentence):
+    """The module answers an over-long entry itself. The daemon would answer it
+    alike, so this watches the socket: one connection, the STATUS before the
+    prompt, and no byte of the entry."""
+    d = recorder("alice", f"INVALID reason={reason}\n".encode())
+    r = pam.authenticate("alice", entry, args=[on(d)])
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.errors == [sentence]
+    assert d.received == [b"STATUS user=alice\n"], "the over-long entry was sent to the daemon"
+    assert not any(entry[:65].encode() in data for data in d.received)
+
+
+def test_entry_of_64_bytes_is_not_overlong_and_is_sent(pam, recorder):
+    """The limit's other side, and proof the recorder sees a VERIFY."""
+    d = recorder("alice", b"INVALID reason=repeated_dot\n")
+    r = pam.authenticate("alice", "1" * 64, args=[on(d)])
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.errors == ["Each dot can be used only once. This entry was not counted."]
+    assert len(d.received) == 2, d.received
+    assert d.received[1].startswith(b"VERIFY user=alice pattern=" + b"1" * 64 + b" service=pltest ")
 
 
 def test_nogrid_shows_only_the_prompt(pam, live, enrolled):

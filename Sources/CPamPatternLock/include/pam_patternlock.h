@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Every sentence the user can be shown, PL_PROMPT among them. */
+#include "pl_sentences.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,9 +29,6 @@ extern "C" {
 #define PL_MAX_REPLY 4096
 /* The daemon's lockout policy, named in the messages. */
 #define PL_MAX_ATTEMPTS 5
-/* The prompt: Enter on an empty line skips to the next module (the password,
- * a fingerprint), and the user should know it. */
-#define PL_PROMPT "Pattern (Enter to skip): "
 /* Longest entry worth sending: a pattern has at most 9 dots. */
 #define PL_MAX_ENTRY 64
 /* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
@@ -50,14 +50,17 @@ struct pl_config {
 	bool debug;
 	bool nogrid;
 	bool quiet;
-	bool allow_remote; /* also ask remote logins (PAM_RHOST of another host) */
+	/* Also ask remote logins (PAM_RHOST of another host). */
+	bool allow_remote;
 	enum pl_layout layout;
 };
 
 enum pl_option_result {
 	PL_OPTION_OK = 0,
-	PL_OPTION_UNKNOWN,   /* not an option of this module: ignored */
-	PL_OPTION_BAD_VALUE, /* a known option with an unusable value: default kept */
+	/* Not an option of this module: ignored. */
+	PL_OPTION_UNKNOWN,
+	/* A known option with an unusable value: the default is kept. */
+	PL_OPTION_BAD_VALUE,
 };
 
 /* Sets every field to its default. */
@@ -93,13 +96,19 @@ enum pl_reason {
 
 struct pl_reply {
 	enum pl_verb verb;
-	long remaining;   /* FAIL (required), STATUS (optional); -1 when absent */
-	long retry_after; /* LOCKED, STATUS; 0 when absent */
-	enum pl_reason reason; /* INVALID (required) */
-	int enrolled;     /* STATUS (required): 0 or 1; -1 when absent */
-	int locked;       /* STATUS (required): 0 or 1; -1 when absent */
-	int weak;         /* OK: 1 for "OK weak=1" (the enroll policy would
-			     refuse this pattern today), else 0 */
+	/* FAIL (required), STATUS (optional); -1 when absent. */
+	long remaining;
+	/* LOCKED, STATUS; 0 when absent. */
+	long retry_after;
+	/* INVALID (required). */
+	enum pl_reason reason;
+	/* STATUS (required): 0 or 1; -1 when absent. */
+	int enrolled;
+	/* STATUS (required): 0 or 1; -1 when absent. */
+	int locked;
+	/* OK: 1 for "OK weak=1" (the enroll policy would refuse this pattern
+	 * today), else 0. */
+	int weak;
 };
 
 /*
@@ -112,6 +121,10 @@ struct pl_reply {
  * Returns 0 and fills *out, or -1 (out->verb is then PL_VERB_NONE).
  */
 int pl_parse_reply(const char *line, size_t len, struct pl_reply *out);
+
+/* Sets every field to its "absent" value: PL_VERB_NONE, remaining, enrolled
+ * and locked -1, retry_after and weak 0, PL_REASON_NONE. */
+void pl_reply_reset(struct pl_reply *r);
 
 /*
  * Percent-encodes len bytes of in (RFC 3986: A-Z a-z 0-9 - . _ ~ kept) into
@@ -183,6 +196,10 @@ const char *pl_invalid_message(enum pl_reason reason);
 /* The advice shown after an unlock with a pattern the enroll policy refuses
  * (the daemon's "OK weak=1"). */
 const char *pl_weak_advice(void);
+
+/* "Pattern unlock unavailable: WHY", shown with the debug option when the
+ * daemon cannot be used; "unknown error" for a NULL or empty why. */
+long pl_format_unavailable(char *out, size_t outsize, const char *why);
 
 #ifdef __cplusplus
 }

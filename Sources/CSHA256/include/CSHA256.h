@@ -21,7 +21,8 @@
 #if defined(__clang__)
 #define CSHA256_NONNULL _Nonnull
 #pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wnullability-extension" /* for -Wpedantic users */
+/* For -Wpedantic users. */
+#pragma clang diagnostic ignored "-Wnullability-extension"
 #else
 #define CSHA256_NONNULL
 #endif
@@ -39,22 +40,23 @@ const char *CSHA256_NONNULL csha256_accel_name(void);
 /* FIPS 180-4 compression of nblocks consecutive 64-byte blocks into state
    (state[0..7] = H0..H7 as host-order uint32). Call only when available. */
 void csha256_compress_accel(uint32_t state[CSHA256_NONNULL 8],
-                            const uint8_t *CSHA256_NONNULL blocks, size_t nblocks);
+			    const uint8_t *CSHA256_NONNULL blocks,
+			    size_t nblocks);
 
-/* The PBKDF2-HMAC-SHA256 inner loop for one 32-byte output block, fastpbkdf2-style.
-   inner/outer: HMAC states after compressing (key ^ ipad) / (key ^ opad) blocks.
-   u1: U_1 = HMAC(password, salt || INT(1)), already computed by the caller.
-   Computes T = U_1 ^ U_2 ^ ... ^ U_c with U_j = HMAC(password, U_{j-1}), c = iterations >= 1,
-   and writes T (32 bytes, big-endian digest bytes as usual) to out.
-   Each iteration is exactly two compressions: inner state over the fixed padded block
-   (U_{j-1} || 0x80 || zeros || 64-bit length 768 bits), then outer state over
-   (inner digest || same padding). No allocation, no copying beyond registers/stack.
-   iterations == 0 is treated as 1 (out = u1). out may alias u1.
-   Call only when available. */
+/* The PBKDF2-HMAC-SHA256 inner loop for one 32-byte output block,
+   fastpbkdf2-style. inner/outer: HMAC states after compressing (key ^ ipad) /
+   (key ^ opad) blocks. u1: U_1 = HMAC(password, salt || INT(1)), already
+   computed by the caller. Computes T = U_1 ^ U_2 ^ ... ^ U_c with U_j =
+   HMAC(password, U_{j-1}), c = iterations >= 1, and writes T (32 bytes,
+   big-endian digest bytes as usual) to out. Each iteration is exactly two
+   compressions: inner state over the fixed padded block (U_{j-1} || 0x80 ||
+   zeros || 64-bit length 768 bits), then outer state over (inner digest || same
+   padding). No allocation, no copying beyond registers/stack. iterations == 0
+   is treated as 1 (out = u1). out may alias u1. Call only when available. */
 void csha256_pbkdf2_accel(const uint32_t inner[CSHA256_NONNULL 8],
-                          const uint32_t outer[CSHA256_NONNULL 8],
-                          const uint8_t u1[CSHA256_NONNULL 32], uint32_t iterations,
-                          uint8_t out[CSHA256_NONNULL 32]);
+			  const uint32_t outer[CSHA256_NONNULL 8],
+			  const uint8_t u1[CSHA256_NONNULL 32],
+			  uint32_t iterations, uint8_t out[CSHA256_NONNULL 32]);
 
 #ifdef __cplusplus
 }

@@ -1,28 +1,14 @@
 /*
- * The daemon's line protocol (docs/PROTOCOL.md), client side: request
- * encoding, strict reply parsing, and one exchange over the socket with a
- * single deadline for connect, send and reply.
+ * The daemon's line protocol (docs/PROTOCOL.md), the pure half: request
+ * encoding, the user-name rule, and strict reply parsing with its verb and
+ * reason words. No I/O and no PAM handle, so it is unit-tested against
+ * Tests/Contract and fuzzed (Fuzz/c); exchange.c does the socket.
  */
-/* struct ucred for SO_PEERCRED. */
-#define _GNU_SOURCE
-
-#include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <syslog.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <security/pam_ext.h>
-
-#include "client.h"
+#include "pam_patternlock.h"
 
 /* ---- request encoding ------------------------------------------------- */
 
@@ -155,8 +141,8 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 			      const char *tty, const char *rhost,
 			      const char *ruser)
 {
-	const char *keys[] = { " service=", " tty=", " rhost=", " ruser=" };
-	const char *values[] = { service, tty, rhost, ruser };
+	const char *keys[] = {" service=", " tty=", " rhost=", " ruser="};
+	const char *values[] = {service, tty, rhost, ruser};
 	size_t pos = 0;
 	long ret = -1;
 
@@ -190,26 +176,28 @@ static const struct {
 	const char *word;
 	enum pl_verb verb;
 } verbs[] = {
-	{ "OK", PL_VERB_OK },
-	{ "FAIL", PL_VERB_FAIL },
-	{ "LOCKED", PL_VERB_LOCKED },
-	{ "NOT_ENROLLED", PL_VERB_NOT_ENROLLED },
-	{ "INVALID", PL_VERB_INVALID },
-	{ "DENIED", PL_VERB_DENIED },
-	{ "BUSY", PL_VERB_BUSY },
-	{ "ERROR", PL_VERB_ERROR },
-	{ "STATUS", PL_VERB_STATUS },
+	/* clang-format off */
+	{"OK", PL_VERB_OK},
+	{"FAIL", PL_VERB_FAIL},
+	{"LOCKED", PL_VERB_LOCKED},
+	{"NOT_ENROLLED", PL_VERB_NOT_ENROLLED},
+	{"INVALID", PL_VERB_INVALID},
+	{"DENIED", PL_VERB_DENIED},
+	{"BUSY", PL_VERB_BUSY},
+	{"ERROR", PL_VERB_ERROR},
+	{"STATUS", PL_VERB_STATUS},
+	/* clang-format on */
 };
 
 static const struct {
 	const char *word;
 	enum pl_reason reason;
 } reasons[] = {
-	{ "empty", PL_REASON_EMPTY },
-	{ "not_a_dot", PL_REASON_NOT_A_DOT },
-	{ "repeated_dot", PL_REASON_REPEATED_DOT },
-	{ "too_short", PL_REASON_TOO_SHORT },
-	{ "current_required", PL_REASON_CURRENT_REQUIRED },
+	{"empty", PL_REASON_EMPTY},
+	{"not_a_dot", PL_REASON_NOT_A_DOT},
+	{"repeated_dot", PL_REASON_REPEATED_DOT},
+	{"too_short", PL_REASON_TOO_SHORT},
+	{"current_required", PL_REASON_CURRENT_REQUIRED},
 };
 
 static bool is_hex(char c)
@@ -339,7 +327,7 @@ static bool parse_field(const char *w, size_t len, struct pl_reply *r,
 	return true;
 }
 
-static void reply_reset(struct pl_reply *r)
+void pl_reply_reset(struct pl_reply *r)
 {
 	r->verb = PL_VERB_NONE;
 	r->remaining = -1;
@@ -361,7 +349,7 @@ int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
 	/* Padding too: the caller's copy holds no stack garbage (and two parses
 	 * of one line give byte-identical results). */
 	memset(&r, 0, sizeof(r));
-	reply_reset(&r);
+	pl_reply_reset(&r);
 	if (line == NULL || len == 0 || len >= PL_MAX_REPLY)
 		goto done;
 	/* Printable ASCII only: no NUL, CR, tab or stray high byte. */
@@ -430,277 +418,8 @@ int pl_parse_reply(const char *line, size_t len, struct pl_reply *out)
 done:
 	if (out != NULL) {
 		if (ret != 0)
-			reply_reset(&r);
+			pl_reply_reset(&r);
 		memcpy(out, &r, sizeof(*out));
-	}
-	return ret;
-}
-
-/* ---- the exchange ----------------------------------------------------- */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left before deadline, 0 once it has passed. */
-static int left_ms(long long deadline)
-{
-	long long left = deadline - now_ms();
-
-	if (left <= 0)
-		return 0;
-	return left > 1000000 ? 1000000 : (int)left;
-}
-
-/* Waits for events on fd until the deadline. Returns 0, or -1 with errno
- * (ETIMEDOUT when the deadline passed). */
-static int wait_for(int fd, short events, long long deadline)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-
-	for (;;) {
-		int ms = left_ms(deadline);
-		int n;
-
-		if (ms == 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		n = poll(&p, 1, ms);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
-static void describe(char *errbuf, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void describe(char *errbuf, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errbuf == NULL || errsize == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errsize, fmt, ap);
-	va_end(ap);
-}
-
-/* strerror without its shared buffer (the GNU strerror_r, thanks to
- * _GNU_SOURCE): a PAM module may run in a threaded program. */
-#define error_text(err) strerror_r((err), (char[128]){ 0 }, 128)
-
-/* connect(2) on a non-blocking socket, finished before the deadline.
- * Returns 0, or -1 with errno. */
-static int connect_within(int fd, const struct sockaddr_un *addr,
-			  long long deadline)
-{
-	int err = 0;
-	socklen_t errlen = sizeof(err);
-
-	for (;;) {
-		int ms;
-
-		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		if (errno == EINPROGRESS)
-			break;
-		if (errno != EAGAIN)
-			return -1;
-		/* A Unix socket whose backlog is full fails with EAGAIN
-		 * rather than waiting: try again until the deadline. */
-		ms = left_ms(deadline);
-		if (ms == 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		poll(NULL, 0, ms < 20 ? ms : 20);
-	}
-	if (wait_for(fd, POLLOUT, deadline) != 0)
-		return -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) != 0)
-		return -1;
-	if (err != 0) {
-		errno = err;
-		return -1;
-	}
-	return 0;
-}
-
-/* Connects to the daemon, trusting only a root-owned socket served by root.
- * Returns the fd (non-blocking, close-on-exec) or -1 with errbuf set. */
-static int connect_daemon(const char *path, long long deadline, char *errbuf,
-			  size_t errsize)
-{
-	struct sockaddr_un addr;
-	struct ucred peer;
-	socklen_t peerlen = sizeof(peer);
-	struct stat st;
-	int fd = -1;
-	int ret = -1;
-
-	/* lstat, not stat: a symlink planted in place of the socket is refused. */
-	if (lstat(path, &st) != 0) {
-		describe(errbuf, errsize, "cannot use socket %s: %s", path,
-			 error_text(errno));
-		goto out;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		describe(errbuf, errsize, "%s is not a socket", path);
-		goto out;
-	}
-	if (st.st_uid != 0) {
-		describe(errbuf, errsize,
-			 "socket %s is owned by uid %u, not root", path,
-			 (unsigned)st.st_uid);
-		goto out;
-	}
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		describe(errbuf, errsize, "socket path too long: %s", path);
-		goto out;
-	}
-	memcpy(addr.sun_path, path, strlen(path) + 1);
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		describe(errbuf, errsize, "socket: %s", error_text(errno));
-		goto out;
-	}
-	if (connect_within(fd, &addr, deadline) != 0) {
-		describe(errbuf, errsize, "cannot connect to %s: %s", path,
-			 error_text(errno));
-		goto out;
-	}
-	/* The file was root's when we looked; make sure root is answering. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerlen) != 0) {
-		describe(errbuf, errsize, "SO_PEERCRED on %s: %s", path,
-			 error_text(errno));
-		goto out;
-	}
-	if (peer.uid != 0) {
-		describe(errbuf, errsize,
-			 "daemon on %s runs as uid %u, not root", path,
-			 (unsigned)peer.uid);
-		goto out;
-	}
-	ret = fd;
-	fd = -1;
-out:
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-static int send_all(int fd, const char *buf, size_t len, long long deadline)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (wait_for(fd, POLLOUT, deadline) != 0)
-				return -1;
-			continue;
-		}
-		if (n == 0)
-			errno = EPIPE;
-		return -1;
-	}
-	return 0;
-}
-
-/* Reads up to the first LF. Returns the line length without the LF, or -1
- * with errbuf set. */
-static long read_line(int fd, char *buf, size_t size, long long deadline,
-		      char *errbuf, size_t errsize)
-{
-	size_t have = 0;
-
-	while (have < size) {
-		ssize_t n;
-		char *lf;
-
-		if (wait_for(fd, POLLIN, deadline) != 0) {
-			describe(errbuf, errsize, "no reply: %s",
-				 error_text(errno));
-			return -1;
-		}
-		n = recv(fd, buf + have, size - have, 0);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN ||
-			    errno == EWOULDBLOCK)
-				continue;
-			describe(errbuf, errsize, "reading the reply: %s",
-				 error_text(errno));
-			return -1;
-		}
-		if (n == 0) {
-			describe(errbuf, errsize,
-				 "the daemon closed the connection without a complete reply");
-			return -1;
-		}
-		lf = memchr(buf + have, '\n', (size_t)n);
-		if (lf != NULL)
-			return (long)(lf - buf);
-		have += (size_t)n;
-	}
-	describe(errbuf, errsize, "reply longer than %d bytes", PL_MAX_REPLY);
-	return -1;
-}
-
-int pl_client_exchange(pam_handle_t *pamh, const struct pl_config *cfg,
-		       const char *request, size_t len, int timeout_seconds,
-		       struct pl_reply *reply, char *errbuf, size_t errsize)
-{
-	long long deadline = now_ms() + (long long)timeout_seconds * 1000;
-	char line[PL_MAX_REPLY];
-	long linelen;
-	int fd = -1;
-	int ret = -1;
-
-	if (errbuf != NULL && errsize > 0)
-		errbuf[0] = '\0';
-	fd = connect_daemon(cfg->socket_path, deadline, errbuf, errsize);
-	if (fd < 0)
-		goto out;
-	if (send_all(fd, request, len, deadline) != 0) {
-		describe(errbuf, errsize, "sending to %s: %s", cfg->socket_path,
-			 error_text(errno));
-		goto out;
-	}
-	linelen = read_line(fd, line, sizeof(line), deadline, errbuf, errsize);
-	if (linelen < 0)
-		goto out;
-	if (pl_parse_reply(line, (size_t)linelen, reply) != 0) {
-		describe(errbuf, errsize, "malformed reply from %s",
-			 cfg->socket_path);
-		goto out;
-	}
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (ret != 0) {
-		pam_syslog(pamh, LOG_ERR, "%s",
-			   errbuf && errbuf[0] ? errbuf : "daemon exchange failed");
-		reply_reset(reply);
 	}
 	return ret;
 }

@@ -1,6 +1,6 @@
 /* One request, one reply, over the daemon's Unix socket. */
-#ifndef PL_CLIENT_H
-#define PL_CLIENT_H
+#ifndef PL_EXCHANGE_H
+#define PL_EXCHANGE_H
 
 #include <stddef.h>
 
@@ -19,4 +19,4 @@ int pl_client_exchange(pam_handle_t *pamh, const struct pl_config *cfg,
 		       const char *request, size_t len, int timeout_seconds,
 		       struct pl_reply *reply, char *errbuf, size_t errsize);
 
-#endif /* PL_CLIENT_H */
+#endif /* PL_EXCHANGE_H */
