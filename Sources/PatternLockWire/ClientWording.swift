@@ -74,8 +74,8 @@ public enum ClientWording {
         case .invalid(.currentRequired):
             return ClientError(description: "Changing your own pattern needs your current pattern first.", code: .invalid)
         case .invalid(let reason):
-            let sentence = reason.patternError?.description ?? "That is not a valid pattern (\(reason.word))."
-            return ClientError(description: "\(sentence) This entry was not counted.", code: .invalid)
+            let sentence = EntryWording.invalid(reason) ?? "No dots were entered. This entry was not counted."
+            return ClientError(description: sentence, code: .invalid)
         case .denied:
             return ClientError(description: "Permission denied: only root may do this for another user.", code: .denied)
         case .busy:

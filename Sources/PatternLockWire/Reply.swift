@@ -127,6 +127,7 @@ public enum Reply: Equatable, Sendable {
             // The policy's refusal without details is the denylist's; every other
             // word is a reason (one this side does not know included).
             let word = value("reason")
+            guard !word.isEmpty else { return nil }
             self = word == "denylisted" ? .refused(.denylisted) : .invalid(InvalidReason(word: word))
         case ("DENIED", []): self = .denied
         case ("BUSY", []): self = .busy

@@ -52,7 +52,7 @@ extension PatternLockd {
                 let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions.address)
                 guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
-                if reply == .okWeak { print(GuessFeedback.changeAdvice) }
+                if reply == .okWeak { print(EntryWording.weakAdvice) }
             } catch let error as ClientError {
                 throw fail(error)
             }
