@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The one version of patternlock is the newest entry of debian/changelog; this
 # prints its upstream part (0.1.0 of 0.1.0-1), which `patternlockd --version`
 # shows. With "swift", it prints Sources/patternlockd/Version.swift instead

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures for the system tests: the real patternlockd binary on a private
 socket, state dir and key in a temporary directory."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers for the PAM module's system tests: the pam_harness program, private
 PAM configurations, fake daemons on a Unix socket, and throwaway users."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Debian packages that `make deb` builds: what they hold and depend on,
 lintian's verdict, and the whole life of a package on this machine's own files
 booted with systemd in a container (test_install's overlay, a fresh boot):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Installing and operating patternlock: the staged `make install`, the systemd
 units (hardening score, socket activation as a non-root daemon), the key that
 install creates, the man page, and `make demo` run the way CI runs it."""
