@@ -15,6 +15,8 @@ import uuid
 
 import pytest
 
+from conftest import skip_or_fail
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
 DAEMON = ROOT / "build" / "patternlockd"
@@ -324,7 +326,7 @@ def fake():
 def live(request):
     """The real daemon (conftest's `daemon`), once build/patternlockd exists."""
     if not DAEMON.exists():
-        pytest.skip("build/patternlockd is not built")
+        skip_or_fail("build/patternlockd is not built (make builds it)")
     return request.getfixturevalue("daemon")
 
 
