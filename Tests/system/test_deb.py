@@ -67,6 +67,11 @@ def test_the_compiled_in_version_is_the_changelog_s():
     bump without `make version-swift` would ship a binary that names the old one."""
     generated = sh("sh", str(ROOT / "scripts/version.sh"), "swift").stdout
     committed = (ROOT / "Sources/patternlockd/Version.swift").read_text()
+    # The licence line is scripts/check-spdx's business: version.sh writes it and
+    # scripts/add-spdx adds the same line to a Version.swift written before it did.
+    spdx = "// SPDX-License-Identifier: Apache-2.0\n"
+    assert generated.startswith(spdx)
+    generated, committed = generated.removeprefix(spdx), committed.removeprefix(spdx)
     assert committed == generated, "Sources/patternlockd/Version.swift disagrees with debian/changelog: run make version-swift"
     r = sh(str(BUILD / "patternlockd"), "--version")
     assert r.stdout.strip() == f"patternlockd {upstream_version()}", r.stdout

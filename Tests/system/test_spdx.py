@@ -129,3 +129,18 @@ def test_this_checkout_s_scripts_tests_and_build_files_carry_the_line():
              if p.name not in ("test_fleet.py", "test_pam.py") and p.is_file()]
     r = subprocess.run([str(ROOT / "scripts/check-spdx"), *mine], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_add_spdx_on_a_version_swift_from_before_gives_what_version_sh_writes_now():
+    """Version.swift is generated (scripts/version.sh) and compared with the
+    committed one by test_deb; add-spdx's line and version.sh's must agree."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import spdx
+    finally:
+        sys.path.pop(0)
+    generated = subprocess.run(["sh", str(ROOT / "scripts/version.sh"), "swift"], capture_output=True,
+                               check=True).stdout
+    line = f"// {TAG}\n".encode()
+    assert generated.startswith(line)
+    assert spdx.with_tag(generated.removeprefix(line), "//") == generated
