@@ -175,6 +175,9 @@ def record_writes(calls, state_dir, user):
         assert "fsync" in steps, f"no fsync of the temp file's descriptor {fd} before it was closed or renamed in {where}"
         after = thread[thread.index(steps["fsync"]) + 1:]
         for j, x in enumerate(after):
+            w = WRITE.match(x.text)
+            assert not (w and int(w.group(1)) == fd and w.group(2) == temp), \
+                f"a write to the temp file after its fsync in {where}"
             if (r := RENAME.match(x.text)):
                 source, target = absolute(r.group(1), r.group(2)), absolute(r.group(3), r.group(4))
                 if source == temp:
