@@ -31,6 +31,7 @@ def skip_or_fail(reason):
     the same is a failure: .ci/run installs and allows all of it, so a skip there
     would be a test that silently never ran. Use it for what a test needs, not for
     what is legitimately optional on the machine CI runs on."""
+    __tracebackhide__ = True  # report the test's line, not this one
     if in_ci():
         pytest.fail(f"{reason}. Under CI (PATTERNLOCK_CI=1) this test must run, not be skipped: "
                     "the machine lacks what .ci/run is meant to provide.", pytrace=False)
