@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # patternlock — build, test and install.
 #   make            build/patternlockd (release) and build/pam_patternlock.so
 #   make fleet      build/patternlockd-fleet: the daemon with the PostgreSQL store (fleets)

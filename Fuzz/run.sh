@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs one libFuzzer binary and says how many inputs it ran.
 #
 #   Fuzz/run.sh NAME RUNS MAX_LEN DICT WORK_DIR BINARY SEED_DIR...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make deb — Debian packages in build/, built by debhelper (debian/rules):
 #   build/libpam-patternlock_VERSION_ARCH.deb   the PAM module and its pam-auth-update profile
 #   build/patternlockd_VERSION_ARCH.deb         the daemon, its units, man pages, docs, completions

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make demo — install what is missing, build, and run patternlock in a sandbox
 # that changes nothing on the system (scripts/demo.sh says how).
 #   make demo                      interactive on a terminal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Coverage-guided fuzzing of everything that parses bytes from outside (issue 6).
 #   make fuzz         each fuzzer for FUZZ_RUNS inputs (1,000,000); grows build/fuzz/corpus/
 #   make fuzz-short   each fuzzer for FUZZ_SHORT_RUNS inputs from the seeds (part of make check)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make install / make uninstall — honour DESTDIR and PREFIX.
 #
 #   sudo make install                      the live system: files, key, socket

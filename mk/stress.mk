@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make stress: the hostile-client, race and crash tests of issue 6 in their long
 # form (PATTERNLOCK_STRESS=1: thousands of connections, dozens of race rounds,
 # 150 kill -9 rounds; about 10 minutes on 2 cores). `make check` runs the same files

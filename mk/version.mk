@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The version: one place, the newest entry of debian/changelog (dch -v 0.2.0-1
 # bumps it). `patternlockd --version` prints its upstream part, compiled in from
 # the committed Sources/patternlockd/Version.swift: after a changelog bump run

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make bench: patternlock's PBKDF2 side by side with OpenSSL's (through Python's
 hashlib) in one run, plus the daemon's costs beyond the hash.
 

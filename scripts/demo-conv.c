@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * demo-conv — one real PAM conversation for `make demo`.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: install what is missing, build, then run patternlock in a sandbox
 # that changes nothing on the system — a private daemon whose socket, records
 # and key live in a temporary directory, and real PAM conversations through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian/Ubuntu packages that `make demo` needs, or with --check
 # those `make check` needs too. As root the missing ones are installed with
 # apt-get; otherwise the exact command is printed and the script fails, so the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The steps of `make install` / `make uninstall` that only make sense on the
 # live system (no DESTDIR): the key, the socket unit, and on removal the PAM
 # configuration that pam-auth-update wrote. /etc/pam.d is never edited to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Prints the directory this system's PAM loads modules from (where pam_unix.so
 # lives): pkg-config's pam first, then the usual multiarch and lib64 places.
 multiarch=$( (dpkg-architecture -qDEB_HOST_MULTIARCH || gcc -print-multiarch) 2>/dev/null)

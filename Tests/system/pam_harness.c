@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pam_harness — runs pam_authenticate for the system tests, with a private
  * PAM configuration directory (pam_start_confdir, Linux-PAM >= 1.4), so no

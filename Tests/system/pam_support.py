@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers for the PAM module's system tests: the pam_harness program, private
 PAM configurations, fake daemons on a Unix socket, and throwaway users."""
 import os
@@ -13,6 +14,8 @@ import time
 import uuid
 
 import pytest
+
+from conftest import skip_or_fail
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
@@ -323,7 +326,7 @@ def fake():
 def live(request):
     """The real daemon (conftest's `daemon`), once build/patternlockd exists."""
     if not DAEMON.exists():
-        pytest.skip("build/patternlockd is not built")
+        skip_or_fail("build/patternlockd is not built (make builds it)")
     return request.getfixturevalue("daemon")
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A private PostgreSQL server for the fleet tests (issue 9): initdb into a
 temporary directory as the unprivileged `postgres` user, listening on a private
 Unix socket directory and on a free loopback port, with a database and a role for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Drives a program on a new pseudo-terminal, as a person at a console would:
 waits for what it prints, types answers, and prints the transcript.
 

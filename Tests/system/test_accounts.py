@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Accounts that are not who they seem, patterns that outlive their account, sudo
 enrolling root by accident, and what root's `status` shows: the real daemon and
 CLI over a real socket, with real users from useradd."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Crashes (issue 6, item 4): the daemon is killed with SIGKILL at random moments
 while users enroll new patterns, fail, succeed and get reset, round after round.
 Afterwards every user verifies with its old or its new pattern, no failure count is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real patternlockd binary on a private socket, driven through the real CLI
 and the raw protocol."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Debian packages that `make deb` builds: what they hold and depend on,
 lintian's verdict, and the whole life of a package on this machine's own files
 booted with systemd in a container (test_install's overlay, a fresh boot):
@@ -29,12 +30,14 @@ CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PACKAGES = ("libpam-patternlock", "patternlockd")
 # The places a package installs into or its scripts write, less the package
 # manager's own records and logs (dpkg keeps a purged package's history by design),
-# caches, and users' homes (what a login leaves there belongs to the user).
+# caches, users' homes (what a login leaves there belongs to the user), and the
+# data of a PostgreSQL the booted copy of this machine starts (the server rewrites
+# and deletes its own files, e.g. pg_internal.init, whenever it likes).
 SNAPSHOT = ("find /etc /usr /lib /lib64 /opt /srv /var /run/patternlock -xdev "
             r"\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/PackageKit -o -path /var/log -o -path /var/cache "
             r"-o -path /var/tmp -o -path /var/lib/systemd/timers -o -path /var/lib/systemd/catalog "
             r"-o -path /var/lib/systemd/random-seed -o -path /var/lib/systemd/linger "
-            r"-o -path /var/mail -o -path /var/spool/mail \) -prune -o -print 2>/dev/null | sort")
+            r"-o -path /var/mail -o -path /var/spool/mail -o -path /var/lib/postgresql \) -prune -o -print 2>/dev/null | sort")
 
 
 # The module's prompt (a regular expression for the pty driver).
@@ -66,6 +69,11 @@ def test_the_compiled_in_version_is_the_changelog_s():
     bump without `make version-swift` would ship a binary that names the old one."""
     generated = sh("sh", str(ROOT / "scripts/version.sh"), "swift").stdout
     committed = (ROOT / "Sources/patternlockd/Version.swift").read_text()
+    # The licence line is scripts/check-spdx's business: version.sh writes it and
+    # scripts/add-spdx adds the same line to a Version.swift written before it did.
+    spdx = "// SPDX-License-Identifier: Apache-2.0\n"
+    assert generated.startswith(spdx)
+    generated, committed = generated.removeprefix(spdx), committed.removeprefix(spdx)
     assert committed == generated, "Sources/patternlockd/Version.swift disagrees with debian/changelog: run make version-swift"
     r = sh(str(BUILD / "patternlockd"), "--version")
     assert r.stdout.strip() == f"patternlockd {upstream_version()}", r.stdout

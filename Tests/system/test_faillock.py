@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Pattern unlock next to pam_faillock: the documented faillock-aware stack
 (pam/pam.d-example-faillock) loaded through the real libpam with the real
 pam_faillock.so, its tally in a private directory."""

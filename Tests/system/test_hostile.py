@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile clients against the real daemon (issue 6, items 2 and 6): idle and
 flooding connections, malformed and oversized lines, half-closed sockets, peers
 that never read, one or many local uids hoarding connections, a legitimate STATUS

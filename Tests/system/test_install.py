@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Installing and operating patternlock: the staged `make install`, the systemd
 units (hardening score, socket activation as a non-root daemon), the key that
 install creates, the man page, and `make demo` run the way CI runs it."""
@@ -15,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import DAEMON, ROOT, read_line, unique
+from conftest import DAEMON, ROOT, read_line, skip_or_fail, unique
 
 UNITS = ROOT / "systemd"
 SERVICE = UNITS / "patternlockd.service"
@@ -191,14 +192,14 @@ def test_one_tpm_recipe_in_the_docs_and_the_unit():
 
 def systemd_analyze(*args):
     if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
+        skip_or_fail("systemd-analyze is not installed (apt-get install systemd)")
     return subprocess.run(["systemd-analyze"] + list(args), capture_output=True, text=True, timeout=120)
 
 
 def test_the_service_scores_2_0_or_lower_in_systemd_analyze_security():
     r = systemd_analyze("security", "--offline=true", str(SERVICE))
     if "--offline" in r.stderr and "unrecognized" in r.stderr:
-        pytest.skip("this systemd-analyze has no --offline (systemd < 250)")
+        skip_or_fail("this systemd-analyze has no --offline (systemd < 250)")
     m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)
     assert m, r.stdout + r.stderr
     assert float(m.group(1)) <= MAX_EXPOSURE, r.stdout
@@ -265,7 +266,7 @@ def activated_daemon(shared_tmp):
     credential. systemd-socket-activate binds the socket as root and then runs the
     daemon, which setpriv turns into nobody."""
     if shutil.which("systemd-socket-activate") is None:
-        pytest.skip("systemd-socket-activate is not installed (apt-get install systemd)")
+        skip_or_fail("systemd-socket-activate is not installed (apt-get install systemd)")
     nobody = pwd.getpwnam("nobody")
     state = shared_tmp / "state"
     state.mkdir(mode=0o700)
@@ -359,7 +360,7 @@ def test_the_man_page_describes_every_command_and_option():
 @pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8"])
 def test_the_man_pages_render_without_warnings(page):
     if shutil.which("groff") is None:
-        pytest.skip("groff is not installed")
+        skip_or_fail("groff is not installed")
     r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(ROOT / "docs" / page)],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", r.stderr
@@ -443,7 +444,7 @@ def test_make_demo_works_for_a_user_who_is_not_root(plain_user):
         pytest.skip("the checkout is not readable by other users")
     r, left = run_demo(plain_user)
     if "These packages are missing" in r.stdout:
-        pytest.skip("packages are missing; the demo printed the apt-get command")
+        skip_or_fail("packages are missing; the demo printed the apt-get command")
     assert_the_whole_story(r, plain_user)
     assert "user namespace" in r.stdout
     assert left == set(), f"the demo left {left} behind"
@@ -482,9 +483,9 @@ def container_leader(nspawn_pid):
 @pytest.fixture(scope="module")
 def booted_system():
     if os.geteuid() != 0:
-        pytest.skip("booting a container needs root")
+        skip_or_fail("booting a container needs root")
     if shutil.which("systemd-nspawn") is None or shutil.which("nsenter") is None:
-        pytest.skip("systemd-nspawn is not installed (apt-get install systemd-container)")
+        skip_or_fail("systemd-nspawn is not installed (apt-get install systemd-container)")
     base = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-boot-", dir="/tmp"))
     merged = base / "merged"
     mounted = []
@@ -492,13 +493,13 @@ def booted_system():
     log = base.parent / (base.name + ".log")
     try:
         if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(base)]).returncode != 0:
-            pytest.skip("cannot mount a tmpfs here")
+            skip_or_fail("cannot mount a tmpfs here")
         mounted.append(base)
         for d in ("upper", "work", "merged"):
             (base / d).mkdir()
         if subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
                            f"lowerdir=/,upperdir={base}/upper,workdir={base}/work", str(merged)]).returncode != 0:
-            pytest.skip("cannot mount an overlay of / here")
+            skip_or_fail("cannot mount an overlay of / here")
         mounted.append(merged)
         machine_id = subprocess.run(["systemd-id128", "new"], capture_output=True, text=True).stdout.strip()
         (merged / "etc/machine-id").write_text(machine_id + "\n")
@@ -519,7 +520,7 @@ def booted_system():
                     break
             time.sleep(1)
         else:
-            pytest.skip("systemd did not boot in a container here: " + log.read_text(errors="replace")[-2000:])
+            skip_or_fail("systemd did not boot in a container here: " + log.read_text(errors="replace")[-2000:])
         yield system
     finally:
         if proc is not None and proc.poll() is None:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """layout=numpad and `--layout numpad`: on a keyboard's numeric keypad 7 8 9 is
 the top row, and the same drawn shape is the same pattern as on a phone. Through
 the real libpam (the harness and pamtester with a real /etc/pam.d service), the

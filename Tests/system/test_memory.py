@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12, item 3: no pattern stays in the daemon's memory. Valid and malformed
 requests carry known patterns; afterwards every readable anonymous mapping of the
 daemon (its heap, the malloc arenas of its threads, the threads' stacks) is read

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pam_patternlock.so under the microscope (issue 6, item 5).
 
 - valgrind memcheck around pamtester (the real daemon, a real /etc/pam.d service)

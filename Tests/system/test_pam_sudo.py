@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pam_patternlock.so inside real programs — pamtester and sudo — through real
 /etc/pam.d services, for throwaway users. Every user, service file and sudoers
 snippet a test creates has a unique name and is removed when it ends."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The enroll policy (docs/GUESSING.md) through the real daemon, CLI and PAM
 module: common patterns are refused with a sentence and not counted, random
 ones are accepted, the denylist and the root-only override work, unlocking is

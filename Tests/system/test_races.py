@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Races on the real daemon (issue 6, item 3): guesses, enrolls (by root and by
 the user with its current pattern), resets and removes racing on one user and
 across users, round after round. The lockout count stays exact — never more than

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Remote logins are not asked for a pattern: sshd (UsePAM, password login)
 answers every echo-off prompt with the password its client typed, so a pattern
 prompt would send every SSH password to the daemon, count it, and let the
