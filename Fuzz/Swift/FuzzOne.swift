@@ -99,7 +99,7 @@ func fuzzPattern(_ text: String) {
     }
     let dots = pattern.dots
     guard (Pattern.minimumDots...9).contains(dots.count), Set(dots).count == dots.count,
-          dots.allSatisfy({ (1...9).contains($0) })
+        dots.allSatisfy({ (1...9).contains($0) })
     else { violated("pattern out of the grid rules", text) }
     guard (try? Pattern(typed: pattern.digits)) == pattern else { violated("normalization not idempotent", text) }
 }
@@ -114,8 +114,8 @@ func fuzzPercentEncoding(_ bytes: [UInt8]) {
 private func isSafe(_ c: UInt8) -> Bool {
     switch c {
     case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-         UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-         UInt8(ascii: "~"), UInt8(ascii: "%"):
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+        UInt8(ascii: "~"), UInt8(ascii: "%"):
         return true
     default:
         return false

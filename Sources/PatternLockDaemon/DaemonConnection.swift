@@ -31,8 +31,9 @@ package struct DaemonConnection {
     package init(socket: DaemonAddress) throws(ClientError) {
         let path = socket.path
         func unavailable(_ why: String) -> ClientError {
-            ClientError(description: "Cannot reach patternlockd at \(path) (\(socket.origin)): \(why). \(socket.hint)",
-                        code: .unavailable)
+            ClientError(
+                description: "Cannot reach patternlockd at \(path) (\(socket.origin)): \(why). \(socket.hint)",
+                code: .unavailable)
         }
         let me = geteuid()
         switch Sys.lstat(path) {
@@ -69,7 +70,10 @@ package struct DaemonConnection {
             switch reader.next(maxBytes: Line.maxReplyBytes, deadline: deadline) {
             case .line(let l):
                 guard let text = l.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }), let reply = Reply(line: text) else {
-                    throw ClientError(description: "patternlockd sent a reply this client does not understand; is this command older than the daemon? Use the patternlockd that came with the running daemon.", code: .daemonError)
+                    throw ClientError(
+                        description:
+                            "patternlockd sent a reply this client does not understand; is this command older than the daemon? Use the patternlockd that came with the running daemon.",
+                        code: .daemonError)
                 }
                 replies.append(reply)
             case .timedOut:
@@ -90,4 +94,3 @@ package struct DaemonConnection {
         return try c.send(request)[0]
     }
 }
-

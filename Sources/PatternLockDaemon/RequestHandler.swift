@@ -43,8 +43,10 @@ package struct RequestHandler: Sendable {
             }
 
         case .verify(let user, let pattern, let context):
-            logFields = [Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
-                         Log.field("rhost", context.rhost), Log.field("ruser", context.ruser)]
+            logFields = [
+                Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
+                Log.field("rhost", context.rhost), Log.field("ruser", context.ruser),
+            ]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
             var logged = false
             let fields = logFields
@@ -52,7 +54,8 @@ package struct RequestHandler: Sendable {
                 user: user, typed: pattern, context: context, uid: peerUID,
                 answer: { answerEarly([policy.verifyReply($0, typed: pattern)]) },
                 cleared: { ms in
-                    log(request, fields + ["answered=early"] + hashField(ms), replies: [policy.verifyReply(.ok, typed: pattern)],
+                    log(
+                        request, fields + ["answered=early"] + hashField(ms), replies: [policy.verifyReply(.ok, typed: pattern)],
                         peerUID: peerUID)
                     logged = true
                 })
@@ -76,16 +79,21 @@ package struct RequestHandler: Sendable {
                 guard override else { replies = [.refused(refusal)]; break }
                 logFields.append("policy=overridden")
             }
-            let outcome = service.enroll(user: user, typed: pattern, current: current, iterations: iterations,
-                                         byAdministrator: isRoot,
-                                         context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
+            let outcome = service.enroll(
+                user: user, typed: pattern, current: current, iterations: iterations,
+                byAdministrator: isRoot,
+                context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
             replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : Reply(outcome)]
 
         case .remove(let user, let current):
             logFields = [Log.field("user", user)]
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            replies = [Reply(service.remove(user: user, current: current, byAdministrator: isRoot,
-                                      context: AttemptContext(service: "patternlockd-remove"), uid: peerUID))]
+            replies = [
+                Reply(
+                    service.remove(
+                        user: user, current: current, byAdministrator: isRoot,
+                        context: AttemptContext(service: "patternlockd-remove"), uid: peerUID))
+            ]
 
         case .reset(let user):
             logFields = [Log.field("user", user)]
@@ -128,8 +136,11 @@ package struct RequestHandler: Sendable {
         if case .list = request { return }
         // STATUS replies are long and hold nothing new; log their verb only.
         let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.logLine } } ?? ""
-        let line = ([request.verb.lowercased()] + fields + [Log.field("uid", String(peerUID)),
-                    "result=\(result.split(separator: " ").joined(separator: ","))"]).joined(separator: " ")
+        let line =
+            ([request.verb.lowercased()] + fields + [
+                Log.field("uid", String(peerUID)),
+                "result=\(result.split(separator: " ").joined(separator: ","))",
+            ]).joined(separator: " ")
         Log.write(Self.priority(of: replies.first), line)
     }
 

@@ -22,7 +22,7 @@ final class ConnectionLimiter: Sendable {
             if uid != 0 {
                 let others = s.total - s.perUID[0, default: 0]
                 guard mine < ConnectionLimiter.maxPerUser,
-                      others < ConnectionLimiter.maxTotal - ConnectionLimiter.reservedForRoot
+                    others < ConnectionLimiter.maxTotal - ConnectionLimiter.reservedForRoot
                 else { return false }
             }
             s.total += 1
@@ -76,8 +76,10 @@ package final class Server: Sendable {
     /// Accepts until `stop()`, then waits a little for connections in flight.
     package func run() {
         while !stopping.load(ordering: .sequentiallyConsistent) {
-            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0),
+            ]
             let rc = poll(&fds, 2, -1)
             if rc < 0 { if errno == EINTR { continue }; Log.error("poll failed: \(Errno.current)"); break }
             if fds[1].revents != 0 { break }
@@ -162,7 +164,10 @@ package enum Listener {
         if case .success(let probe) = Socket.unixStream() {
             defer { close(probe) }
             if case .success = Socket.connect(probe, path: path) {
-                throw Failure(description: "Another patternlockd is already listening on \(path). Stop it first (systemctl stop patternlockd.socket patternlockd.service), or give this one its own --socket.")
+                throw Failure(
+                    description:
+                        "Another patternlockd is already listening on \(path). Stop it first (systemctl stop patternlockd.socket patternlockd.service), or give this one its own --socket."
+                )
             }
         }
     }
@@ -205,8 +210,10 @@ package enum Listener {
         guard chmod(temp, 0o666) == 0 else { try fail("Cannot set the mode of \(path): \(Errno.current).") }
         if temp != path && pl_rename_noreplace(temp, path) != 0 {
             let e = Errno.current
-            try fail(e.rawValue == EEXIST ? "Another patternlockd is already listening on \(path)."
-                                          : "Cannot put the socket in place at \(path): \(e).")
+            try fail(
+                e.rawValue == EEXIST
+                    ? "Another patternlockd is already listening on \(path)."
+                    : "Cannot put the socket in place at \(path): \(e).")
         }
         return (fd, true)
     }

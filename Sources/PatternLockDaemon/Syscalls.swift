@@ -165,11 +165,13 @@ package func spawnThread(stackSize: Int = 512 * 1024, _ body: @escaping @Sendabl
     pthread_attr_setstacksize(&attr, stackSize)
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     var tid = pthread_t()
-    let rc = pthread_create(&tid, &attr, { arg in
-        let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
+    let rc = pthread_create(
+        &tid, &attr,
+        { arg in
+            let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
     if rc != 0 { Unmanaged<Box>.fromOpaque(box).release(); return false }
     return true
 }

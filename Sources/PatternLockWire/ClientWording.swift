@@ -58,7 +58,8 @@ public enum ClientWording {
         case .fail(let remaining, let retryAfter) where current:
             if remaining > 0 {
                 return ClientError(
-                    description: "Wrong current pattern \u{2014} \(remaining) attempt\(remaining == 1 ? "" : "s") left. Nothing was changed.",
+                    description:
+                        "Wrong current pattern \u{2014} \(remaining) attempt\(remaining == 1 ? "" : "s") left. Nothing was changed.",
                     code: .wrong)
             }
             return ClientError(
@@ -103,7 +104,8 @@ public enum ClientWording {
                 code: .denied)
         case .storeFailed:
             return ClientError(
-                description: "patternlockd could not read or write its state; nothing was changed. See its log (journalctl -u patternlockd).",
+                description:
+                    "patternlockd could not read or write its state; nothing was changed. See its log (journalctl -u patternlockd).",
                 code: .daemonError)
         case .storeUnavailable:
             return ClientError(
@@ -117,7 +119,8 @@ public enum ClientWording {
                 code: .daemonError)
         default:
             return ClientError(
-                description: "patternlockd could not do this (\(code.rawValue)); see its log (journalctl -u patternlockd).", code: .daemonError)
+                description: "patternlockd could not do this (\(code.rawValue)); see its log (journalctl -u patternlockd).",
+                code: .daemonError)
         }
     }
 }

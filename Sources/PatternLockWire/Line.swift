@@ -73,8 +73,10 @@ public struct Line: Equatable, Sendable {
     /// Parses one line (its bytes without the LF). `rawKeys` are kept encoded; the
     /// values of `secretKeys` are decoded into secret bytes. Works on the bytes
     /// throughout: no `String` ever holds the whole line or a pattern.
-    public init(parsing bytes: some BidirectionalCollection<UInt8>, maxBytes: Int = Line.maxRequestBytes - 1,
-                rawKeys: Set<String> = []) throws(ParseError) {
+    public init(
+        parsing bytes: some BidirectionalCollection<UInt8>, maxBytes: Int = Line.maxRequestBytes - 1,
+        rawKeys: Set<String> = []
+    ) throws(ParseError) {
         guard bytes.count <= maxBytes else { throw .tooLong }
         guard !bytes.contains(0) else { throw .nulByte }
         guard PercentEncoding.isValidUTF8(bytes) else { throw .notUTF8 }

@@ -45,8 +45,13 @@ public enum Reply: Equatable, Sendable {
         case .okWeak: return Line("OK", [("weak", "1")]).encoded()
         case .okIterations(let n): return Line("OK", [("iterations", String(n))]).encoded()
         case .refused(.common(let rank, let top, let shape)):
-            return Line("INVALID", [("reason", "common"), ("rank", String(rank)), ("top", String(top)),
-                                    ("shape", shape ?? "")]).encoded()
+            return Line(
+                "INVALID",
+                [
+                    ("reason", "common"), ("rank", String(rank)), ("top", String(top)),
+                    ("shape", shape ?? ""),
+                ]
+            ).encoded()
         case .refused(.tooFewDots(let minimum)):
             return Line("INVALID", [("reason", "too_few_dots"), ("minimum", String(minimum))]).encoded()
         case .refused(.denylisted): return Line("INVALID", [("reason", "denylisted")]).encoded()
@@ -64,13 +69,16 @@ public enum Reply: Equatable, Sendable {
         case .user(let u): return Line("USER", [("user", u)]).encoded()
         case .end: return "END"
         case .status(let s):
-            let head = Line("STATUS", [
-                ("user", s.user), ("enrolled", s.enrolled ? "1" : "0"), ("failures", String(s.failures)),
-                ("remaining", String(s.remaining)), ("locked", s.locked ? "1" : "0"),
-                ("locked_since", String(s.lockedSince)), ("retry_after", String(s.retryAfter)),
-                ("iterations", String(s.iterations)), ("corrupt", s.corrupt ? "1" : "0"),
-                ("account", s.owner.rawValue),
-            ]).encoded()
+            let head = Line(
+                "STATUS",
+                [
+                    ("user", s.user), ("enrolled", s.enrolled ? "1" : "0"), ("failures", String(s.failures)),
+                    ("remaining", String(s.remaining)), ("locked", s.locked ? "1" : "0"),
+                    ("locked_since", String(s.lockedSince)), ("retry_after", String(s.retryAfter)),
+                    ("iterations", String(s.iterations)), ("corrupt", s.corrupt ? "1" : "0"),
+                    ("account", s.owner.rawValue),
+                ]
+            ).encoded()
             return head + " recent=" + Reply.recentFitting(s.recent, within: Line.maxReplyBytes - 1 - head.utf8.count - 8)
         }
     }
@@ -135,12 +143,17 @@ public enum Reply: Equatable, Sendable {
         case ("PONG", ["version"]): self = .pong
         case ("USER", ["user"]): self = .user(value("user"))
         case ("END", []): self = .end
-        case ("STATUS", ["user", "enrolled", "failures", "remaining", "locked", "locked_since", "retry_after",
-                         "iterations", "corrupt", "account", "recent"]):
+        case (
+            "STATUS",
+            [
+                "user", "enrolled", "failures", "remaining", "locked", "locked_since", "retry_after",
+                "iterations", "corrupt", "account", "recent",
+            ]
+        ):
             guard let enrolled = int("enrolled", 0...1), let failures = int("failures"), let remaining = int("remaining"),
-                  let locked = int("locked", 0...1), let since = int("locked_since"), let retry = int("retry_after"),
-                  let iterations = int("iterations"), let corrupt = int("corrupt", 0...1),
-                  let owner = RecordOwner(rawValue: value("account"))
+                let locked = int("locked", 0...1), let since = int("locked_since"), let retry = int("retry_after"),
+                let iterations = int("iterations"), let corrupt = int("corrupt", 0...1),
+                let owner = RecordOwner(rawValue: value("account"))
             else { return nil }
             var recent: [FailureEntry] = []
             let raw = value("recent")
@@ -150,9 +163,11 @@ public enum Reply: Equatable, Sendable {
                     recent.append(e)
                 }
             }
-            self = .status(UserStatus(user: value("user"), enrolled: enrolled == 1, owner: owner, corrupt: corrupt == 1,
-                                      failures: Int(failures), remaining: Int(remaining), locked: locked == 1,
-                                      lockedSince: since, retryAfter: retry, iterations: Int(iterations), recent: recent))
+            self = .status(
+                UserStatus(
+                    user: value("user"), enrolled: enrolled == 1, owner: owner, corrupt: corrupt == 1,
+                    failures: Int(failures), remaining: Int(remaining), locked: locked == 1,
+                    lockedSince: since, retryAfter: retry, iterations: Int(iterations), recent: recent))
         default:
             return nil
         }

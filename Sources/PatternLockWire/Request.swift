@@ -52,9 +52,11 @@ public enum Request: Equatable, Sendable {
             self = .status(user: try user())
         case "VERIFY":
             try only(["user", "pattern", "service", "tty", "rhost", "ruser"], required: ["user", "pattern"])
-            self = .verify(user: try user(), pattern: try secret("pattern"),
-                           context: AttemptContext(service: line["service"] ?? "", tty: line["tty"] ?? "",
-                                                   rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
+            self = .verify(
+                user: try user(), pattern: try secret("pattern"),
+                context: AttemptContext(
+                    service: line["service"] ?? "", tty: line["tty"] ?? "",
+                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
         case "ENROLL":
             try only(["user", "pattern", "current", "iterations", "override"], required: ["user", "pattern"])
             var iterations: Int?
@@ -63,8 +65,9 @@ public enum Request: Equatable, Sendable {
                 iterations = n
             }
             if let o = line["override"], o != "1" { throw .malformed(.badOverride) }
-            self = .enroll(user: try user(), pattern: try secret("pattern"), current: line.secret("current"),
-                           iterations: iterations, override: line["override"] != nil)
+            self = .enroll(
+                user: try user(), pattern: try secret("pattern"), current: line.secret("current"),
+                iterations: iterations, override: line["override"] != nil)
         case "REMOVE":
             try only(["user", "current"], required: ["user"])
             self = .remove(user: try user(), current: line.secret("current"))
@@ -90,8 +93,12 @@ public enum Request: Equatable, Sendable {
         case .ping: return Line("PING")
         case .status(let u): return Line("STATUS", [("user", u)])
         case .verify(let u, let p, let c):
-            return Line("VERIFY", [("user", u), ("service", c.service), ("tty", c.tty), ("rhost", c.rhost),
-                                   ("ruser", c.ruser)], secrets: [("pattern", p)])
+            return Line(
+                "VERIFY",
+                [
+                    ("user", u), ("service", c.service), ("tty", c.tty), ("rhost", c.rhost),
+                    ("ruser", c.ruser),
+                ], secrets: [("pattern", p)])
         case .enroll(let u, let p, let current, let iterations, let override):
             var f = [("user", u)]
             if let i = iterations { f.append(("iterations", String(i))) }

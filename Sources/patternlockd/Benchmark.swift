@@ -7,7 +7,9 @@ extension PatternLockd {
     struct Benchmark: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Measure PBKDF2-HMAC-SHA256 on this CPU for each SHA-256 backend.",
-            discussion: "Prints iterations per second, the iteration count that a verify budget gives, and how close PBKDF2 comes to the raw SHA-256 compression rate (two compressions per iteration). With --machine: `backend iterations_per_second budget_iterations compressions_per_second`. Run `make bench` for the comparison with OpenSSL.")
+            discussion:
+                "Prints iterations per second, the iteration count that a verify budget gives, and how close PBKDF2 comes to the raw SHA-256 compression rate (two compressions per iteration). With --machine: `backend iterations_per_second budget_iterations compressions_per_second`. Run `make bench` for the comparison with OpenSSL."
+        )
 
         @Option(help: ArgumentHelp("Time one verify should take, in milliseconds.", valueName: "ms"))
         var budget: Int = Calibration.defaultBudgetMilliseconds
@@ -37,8 +39,10 @@ extension PatternLockd {
                     print("\(backend.rawValue) \(Int(rate)) \(n) \(Int(blocks))")
                 } else {
                     let bound = blocks / 2
-                    print("  \(backend.description.padding(28)) \(millions(rate)) million iterations/s → \(n) iterations for \(budget) ms"
-                          + " (\(Int((rate / bound * 100).rounded()))% of the \(millions(bound)) M/s bound set by \(Int(blocks * 64 / 1e6)) MB/s of SHA-256 compression)")
+                    print(
+                        "  \(backend.description.padding(28)) \(millions(rate)) million iterations/s → \(n) iterations for \(budget) ms"
+                            + " (\(Int((rate / bound * 100).rounded()))% of the \(millions(bound)) M/s bound set by \(Int(blocks * 64 / 1e6)) MB/s of SHA-256 compression)"
+                    )
                 }
             }
         }

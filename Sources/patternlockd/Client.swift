@@ -62,9 +62,11 @@ extension ParsableCommand {
         guard geteuid() == 0, let name = getenvString("SUDO_USER"), !name.isEmpty, name != "root" else { return nil }
         let command = Self._commandName
         guard UserName.isValid(name), let uid = Accounts.uid(of: name),
-              getenvString("SUDO_UID").map({ UInt32($0) == uid }) ?? true
+            getenvString("SUDO_UID").map({ UInt32($0) == uid }) ?? true
         else {
-            throw ValidationError("You ran sudo as '\(name)', which is not an account this command can use. Name the user: sudo patternlockd \(command) USER (or root).")
+            throw ValidationError(
+                "You ran sudo as '\(name)', which is not an account this command can use. Name the user: sudo patternlockd \(command) USER (or root)."
+            )
         }
         return name
     }

@@ -41,7 +41,10 @@ extension PatternLockd {
         @Argument(help: "The user to enroll (default: you).")
         var user: String?
 
-        @Option(help: ArgumentHelp("Root only: PBKDF2 iterations for this pattern, \(Credential.minimumIterations) to \(Credential.maximumIterations) (default: the daemon's calibrated count).", valueName: "n"))
+        @Option(
+            help: ArgumentHelp(
+                "Root only: PBKDF2 iterations for this pattern, \(Credential.minimumIterations) to \(Credential.maximumIterations) (default: the daemon's calibrated count).",
+                valueName: "n"))
         var iterations: Int?
 
         @Flag(name: .customLong("override-policy"), help: "Root only: enroll a pattern the enroll policy refuses (logged).")
@@ -52,7 +55,8 @@ extension PatternLockd {
                 throw ValidationError("Only root can override the enroll policy; choose a pattern the policy accepts.")
             }
             if iterations != nil && geteuid() != 0 {
-                throw ValidationError("Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.")
+                throw ValidationError(
+                    "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.")
             }
             if let iterations, !(Credential.minimumIterations...Credential.maximumIterations).contains(iterations) {
                 throw ValidationError(ClientWording.iterationsRange)
@@ -64,7 +68,8 @@ extension PatternLockd {
             let sudoDefault = user == nil ? try sudoUser() : nil
             let user = try targetUser(user)
             if let sudoDefault {
-                printError("You ran sudo, so this is the pattern of \(sudoDefault) (not root). To enroll root, run: sudo patternlockd enroll root")
+                printError(
+                    "You ran sudo, so this is the pattern of \(sudoDefault) (not root). To enroll root, run: sudo patternlockd enroll root")
             }
             do {
                 if geteuid() == 0 && !Accounts.exists(user) {
@@ -80,10 +85,14 @@ extension PatternLockd {
                     // A user's change is checked against the current pattern, which a
                     // lock refuses: say so before asking for three patterns.
                     if s.locked && geteuid() != 0 {
-                        throw ClientError(description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was changed.",
-                                          code: Exit.locked)
+                        throw ClientError(
+                            description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was changed.",
+                            code: Exit.locked)
                     }
-                case .denied: throw ClientError(description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).", code: Exit.denied)
+                case .denied:
+                    throw ClientError(
+                        description: "You can enroll only your own pattern; root can enroll others (sudo patternlockd enroll \(user)).",
+                        code: Exit.denied)
                 case let other: throw failure(for: other, user: user)
                 }
                 let needsCurrent = changing && geteuid() != 0
@@ -93,13 +102,15 @@ extension PatternLockd {
                         : "Enroll a pattern for \(user): type the dots in order (at least 4).",
                     layout: layoutOptions.layout)
                 // Piped input gives no prompts to read: a missing line is explained.
-                let threeLines = needsCurrent && !PatternInput.isTerminal
+                let threeLines =
+                    needsCurrent && !PatternInput.isTerminal
                     ? "\(user) already has a pattern, so enroll reads three lines from stdin: the current pattern, the new pattern, and the new pattern again. "
                     : ""
                 var current: String?
                 if needsCurrent {
                     guard let c = PatternInput.read(prompt: "Current pattern: "), !c.isEmpty else {
-                        throw ClientError(description: threeLines + "No current pattern was entered; nothing was changed.", code: Exit.invalid)
+                        throw ClientError(
+                            description: threeLines + "No current pattern was entered; nothing was changed.", code: Exit.invalid)
                     }
                     current = layoutOptions.layout.phoneDigits(c)
                 }
@@ -109,8 +120,9 @@ extension PatternLockd {
                 for attempt in 1...tries where enrolled == nil {
                     let pattern = try readNewPattern(missingLine: threeLines)
                     let reply = try DaemonConnection.request(
-                        .enroll(user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
-                                iterations: iterations, override: overridePolicy),
+                        .enroll(
+                            user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
+                            iterations: iterations, override: overridePolicy),
                         socket: socketOptions.address)
                     switch reply {
                     case .okIterations(let n):
@@ -123,8 +135,9 @@ extension PatternLockd {
                         if case .refused(let r) = reply { refusal = r }
                         let why = GuessFeedback.sentence(for: refusal, pattern: pattern) + "\n" + pattern.picture
                         if attempt < tries { printError(why + "\nThis entry was not counted. Choose another pattern."); continue }
-                        throw ClientError(description: why + "\nNothing was changed, and this entry was not counted as an attempt.",
-                                          code: Exit.invalid)
+                        throw ClientError(
+                            description: why + "\nNothing was changed, and this entry was not counted as an attempt.",
+                            code: Exit.invalid)
                     default:
                         throw failure(for: reply, user: user, current: current != nil)
                     }
@@ -155,7 +168,8 @@ extension PatternLockd {
                     throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
                 }
                 guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
-                    throw ClientError(description: missingLine + "The new pattern was not confirmed; nothing was changed.", code: Exit.invalid)
+                    throw ClientError(
+                        description: missingLine + "The new pattern was not confirmed; nothing was changed.", code: Exit.invalid)
                 }
                 if let confirmed = try? Pattern(typed: again, layout: layoutOptions.layout), confirmed == pattern { return pattern }
                 if attempt < tries { printError("The two patterns differ. Try again."); continue }

@@ -184,7 +184,9 @@ extension PatternLockd {
                     // FileStore would create a missing directory: a mistyped path is an error.
                     var st = stat()
                     guard lstat(stateDir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
-                        throw StoreError.refused("There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR.")
+                        throw StoreError.refused(
+                            "There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR."
+                        )
                     }
                     let files = try FileStore(directory: stateDir)
                     var records: [UserRecord] = []

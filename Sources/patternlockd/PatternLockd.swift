@@ -35,9 +35,11 @@ struct PatternLockd: ParsableCommand {
 struct SocketOptions: ParsableArguments {
     static let defaultPath = "/run/patternlock/socket"
 
-    @Option(name: .long, help: ArgumentHelp(
-        "The daemon's socket (default: $PATTERNLOCK_SOCKET, else \(SocketOptions.defaultPath)).",
-        valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon's socket (default: $PATTERNLOCK_SOCKET, else \(SocketOptions.defaultPath)).",
+            valueName: "path"))
     var socket: String?
 
     var path: String {
@@ -65,7 +67,9 @@ struct SocketOptions: ParsableArguments {
     /// systemd runs and this is its socket, else starting the daemon by hand.
     var hint: String {
         guard path == SocketOptions.defaultPath else {
-            let fix = socket != nil ? "check the path given to --socket" : "check $PATTERNLOCK_SOCKET, or unset it to use \(SocketOptions.defaultPath)"
+            let fix =
+                socket != nil
+                ? "check the path given to --socket" : "check $PATTERNLOCK_SOCKET, or unset it to use \(SocketOptions.defaultPath)"
             return "Is a patternlockd serve --socket \(path) running? If not, \(fix)."
         }
         if SocketOptions.systemdRuns {

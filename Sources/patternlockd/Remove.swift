@@ -37,10 +37,14 @@ extension PatternLockd {
                 case .status(let s) where !s.enrolled && (geteuid() != 0 || (!s.corrupt && s.owner == .same)):
                     throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
                 case .status(let s) where s.locked && geteuid() != 0:
-                    throw ClientError(description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was removed.",
-                                      code: Exit.locked)
+                    throw ClientError(
+                        description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was removed.",
+                        code: Exit.locked)
                 case .status: break
-                case .denied: throw ClientError(description: "You can remove only your own pattern; root can remove others (sudo patternlockd remove \(user)).", code: Exit.denied)
+                case .denied:
+                    throw ClientError(
+                        description: "You can remove only your own pattern; root can remove others (sudo patternlockd remove \(user)).",
+                        code: Exit.denied)
                 case let other: throw failure(for: other, user: user)
                 }
                 var current: String?
@@ -51,7 +55,8 @@ extension PatternLockd {
                     }
                     current = layoutOptions.layout.phoneDigits(c)
                 }
-                let reply = try DaemonConnection.request(.remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.address)
+                let reply = try DaemonConnection.request(
+                    .remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.address)
                 switch reply {
                 case .ok: print("The pattern of \(user) is removed.")
                 case .notEnrolled: throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)

@@ -36,7 +36,10 @@ extension PatternLockd {
         @Option(help: ArgumentHelp("The pepper: 32 random bytes, mode 0600, outside the state directory.", valueName: "file"))
         var keyFile: String = KeyFile.defaultPath
 
-        @Option(help: ArgumentHelp("Seconds after which a lockout lifts by itself, up to \(LockoutPolicy.maxUnlockAfter) (a year); 0 means only `patternlockd reset` unlocks.", valueName: "seconds"))
+        @Option(
+            help: ArgumentHelp(
+                "Seconds after which a lockout lifts by itself, up to \(LockoutPolicy.maxUnlockAfter) (a year); 0 means only `patternlockd reset` unlocks.",
+                valueName: "seconds"))
         var unlockAfter: Int64 = 0
 
         @Option(help: ArgumentHelp("Time one verify should take, in milliseconds; sets the iteration count.", valueName: "ms"))
@@ -51,7 +54,9 @@ extension PatternLockd {
 
         func validate() throws {
             guard (0...LockoutPolicy.maxUnlockAfter).contains(unlockAfter) else {
-                throw ValidationError("--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter).")
+                throw ValidationError(
+                    "--unlock-after must be 0 (only an administrator unlocks) or a number of seconds up to \(LockoutPolicy.maxUnlockAfter) (a year); it was \(unlockAfter)."
+                )
             }
             guard budget >= 1 && budget <= 60_000 else { throw ValidationError("--budget must be between 1 and 60000 milliseconds.") }
             if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
@@ -83,8 +88,9 @@ extension PatternLockd {
             let stateExisted = Self.exists(stateDir)
             var fileStore: FileStore?
             if databaseURL == nil {
-                do { fileStore = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter)) }
-                catch { try die(error.description) }
+                do {
+                    fileStore = try FileStore(directory: stateDir, exclusive: true, policy: LockoutPolicy(unlockAfter: unlockAfter))
+                } catch { try die(error.description) }
             }
             if !stateExisted && fileStore != nil {
                 let dir = stateDir
@@ -98,9 +104,10 @@ extension PatternLockd {
             let keyDirectoryExisted = Self.exists(Sys.splitPath(key.path).0)
             let pepper: Pepper
             do {
-                pepper = try KeyFile.load(path: key.path, create: true, isCredential: key.isCredential,
-                                          stateDirectory: fileStore == nil ? nil : stateDir,
-                                          existingRecords: fileStore?.users().count ?? 0)
+                pepper = try KeyFile.load(
+                    path: key.path, create: true, isCredential: key.isCredential,
+                    stateDirectory: fileStore == nil ? nil : stateDir,
+                    existingRecords: fileStore?.users().count ?? 0)
             } catch {
                 if !keyExisted && Self.exists(key.path) { _ = Sys.unlink(key.path) }
                 try die(error.description)
@@ -111,7 +118,9 @@ extension PatternLockd {
                     _ = Sys.unlink(path)
                     if !keyDirectoryExisted { _ = Glibc.rmdir(Sys.splitPath(path).0) }
                 }
-                Log.warning("created a new key \(key.path) (32 random bytes, mode 0600). Back it up: without it no enrolled pattern can be verified.")
+                Log.warning(
+                    "created a new key \(key.path) (32 random bytes, mode 0600). Back it up: without it no enrolled pattern can be verified."
+                )
             }
 
             let backend = SHA256Backend.default
@@ -131,10 +140,13 @@ extension PatternLockd {
                 #if PostgreSQL
                 guard let databaseURL else { return }
                 do {
-                    let fleet = try Fleet.open(databaseURL, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
-                                               proposal: .init(iterations: target, unlockAfter: unlockAfter))
+                    let fleet = try Fleet.open(
+                        databaseURL, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
+                        proposal: .init(iterations: target, unlockAfter: unlockAfter))
                     if fleet.iterations != target || fleet.policy.unlockAfter != unlockAfter {
-                        Log.info("the fleet's settings apply: \(fleet.iterations) iterations, unlock after \(fleet.policy.unlockAfter) s (change them with patternlockd db settings)")
+                        Log.info(
+                            "the fleet's settings apply: \(fleet.iterations) iterations, unlock after \(fleet.policy.unlockAfter) s (change them with patternlockd db settings)"
+                        )
                     }
                     target = fleet.iterations
                     store = fleet
@@ -143,13 +155,16 @@ extension PatternLockd {
                 try die(Fleet.notBuilt)
                 #endif
             }
-            let service = PatternService(store: store, pepper: pepper, targetIterations: target,
-                                         backend: backend, accountUID: { Accounts.uid(of: $0) })
+            let service = PatternService(
+                store: store, pepper: pepper, targetIterations: target,
+                backend: backend, accountUID: { Accounts.uid(of: $0) })
 
             // The ranking is built once here, so neither enroll nor verify waits for it.
             let modelStart = Calibration.now()
             _ = policy.ranking.keys.count
-            Log.info("enroll policy: \(PolicyOptions.summary(policy)) (guessing model ready in \(Int((Calibration.now() - modelStart) * 1000)) ms)")
+            Log.info(
+                "enroll policy: \(PolicyOptions.summary(policy)) (guessing model ready in \(Int((Calibration.now() - modelStart) * 1000)) ms)"
+            )
 
             let listener: (fd: Int32, created: Bool)
             do { listener = try Listener.open(path: socket) } catch { try die(error.description) }
@@ -169,8 +184,10 @@ extension PatternLockd {
                 Log.info("stopping on signal \(sig)")
                 server.stop()
             }
-            Log.info(listener.created ? "listening on \(socket) (state \(store.location), key \(key.path))"
-                                      : "listening on the socket from systemd (state \(store.location))")
+            Log.info(
+                listener.created
+                    ? "listening on \(socket) (state \(store.location), key \(key.path))"
+                    : "listening on the socket from systemd (state \(store.location))")
             server.run()
             if listener.created { _ = Sys.unlink(socket) }
             Log.info("stopped")

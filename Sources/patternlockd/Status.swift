@@ -70,20 +70,26 @@ extension PatternLockd {
             var lines: [String] = []
             let state: String
             if s.owner == .gone {
-                state = "not enrolled: the pattern on record belongs to an account that no longer exists; remove it with: patternlockd remove \(s.user)"
+                state =
+                    "not enrolled: the pattern on record belongs to an account that no longer exists; remove it with: patternlockd remove \(s.user)"
             } else if s.owner == .changed {
-                state = "not enrolled: the pattern on record was enrolled by an earlier account of this name (another uid) and is not accepted; remove it with: patternlockd remove \(s.user)"
+                state =
+                    "not enrolled: the pattern on record was enrolled by an earlier account of this name (another uid) and is not accepted; remove it with: patternlockd remove \(s.user)"
             } else if s.corrupt {
-                state = "record unreadable (treated as not enrolled; an administrator re-enrolls it with: sudo patternlockd enroll \(s.user))"
+                state =
+                    "record unreadable (treated as not enrolled; an administrator re-enrolls it with: sudo patternlockd enroll \(s.user))"
             } else if !s.enrolled {
                 state = "not enrolled"
             } else if s.locked {
                 let until = s.retryAfter > 0 ? ", unlocks by itself in \(LockoutWording.duration(s.retryAfter))" : ""
-                let how = asRoot ? "unlock with: patternlockd reset \(s.user)"
-                                 : "ask an administrator to run: patternlockd reset \(s.user)"
+                let how =
+                    asRoot
+                    ? "unlock with: patternlockd reset \(s.user)"
+                    : "ask an administrator to run: patternlockd reset \(s.user)"
                 state = "LOCKED since \(timestamp(s.lockedSince))\(until); \(how)"
             } else {
-                state = "enrolled, \(s.failures) failure\(s.failures == 1 ? "" : "s"), \(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left"
+                state =
+                    "enrolled, \(s.failures) failure\(s.failures == 1 ? "" : "s"), \(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left"
             }
             lines.append("\(escaped(s.user)): \(state)")
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }

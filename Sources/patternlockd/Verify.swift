@@ -49,7 +49,9 @@ extension PatternLockd {
                 var tty = ""
                 if let name = ttyname(0) { tty = String(cString: name) }
                 let context = AttemptContext(service: "patternlockd-verify", tty: tty, rhost: "", ruser: Accounts.currentUserName ?? "")
-                let reply = try DaemonConnection.request(.verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context), socket: socketOptions.address)
+                let reply = try DaemonConnection.request(
+                    .verify(user: user, pattern: SecretBytes(layoutOptions.layout.phoneDigits(typed)), context: context),
+                    socket: socketOptions.address)
                 guard reply == .ok || reply == .okWeak else { throw failure(for: reply, user: user) }
                 print("Pattern accepted.")
                 if reply == .okWeak { print(EntryWording.weakAdvice) }

@@ -15,9 +15,11 @@ struct ContractTests {
         #expect(replies.count >= 100)
         #expect(users.count >= 30)
         let lines = Set(replies.map(\.key))
-        for tricky in ["FAIL reaining=2 remaining=2", "FAIL remaining=3 remaining=2", "ERROR message=%4",
-                       "ERROR message=x\\{4082}", "OK\\x00", "OK\\x0D", "ERROR message=\\xC3\\xA9",
-                       "FAIL remaining=2147483647", "FAIL remaining=12345678901"] {
+        for tricky in [
+            "FAIL reaining=2 remaining=2", "FAIL remaining=3 remaining=2", "ERROR message=%4",
+            "ERROR message=x\\{4082}", "OK\\x00", "OK\\x0D", "ERROR message=\\xC3\\xA9",
+            "FAIL remaining=2147483647", "FAIL remaining=12345678901",
+        ] {
             #expect(lines.contains(tricky), "replies.txt lacks \(tricky)")
         }
         #expect(replies.contains { $0.value == "reject" } && replies.contains { $0.value != "reject" })

@@ -49,9 +49,10 @@ struct RequestTests {
         let user = String(repeating: "@", count: 64)
         let entry = String(repeating: "/", count: 64)
         let context = String(repeating: "\u{e9}", count: 200)
-        let line = try #require(formatted(size: 1024) {
-            pl_format_verify_request($0, $1, user, entry, context, context, context, context)
-        })
+        let line = try #require(
+            formatted(size: 1024) {
+                pl_format_verify_request($0, $1, user, entry, context, context, context, context)
+            })
         #expect(line.utf8.count <= 1024)
         #expect(line.hasSuffix("\n"))
         // Cut on a character boundary: each value is whole "%C3%A9" pairs.

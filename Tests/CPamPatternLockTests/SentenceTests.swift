@@ -114,7 +114,8 @@ struct SentenceTests {
     static func duration(_ table: SentenceTable, _ seconds: Int) throws -> String {
         func up(_ n: Int, _ unit: Int) -> Int { (n + unit - 1) / unit }
         let minutes = up(seconds, 60)
-        let (n, unit) = minutes < 120 ? (minutes, "minute") : minutes < 48 * 60 ? (up(minutes, 60), "hour") : (up(up(minutes, 60), 24), "day")
+        let (n, unit) =
+            minutes < 120 ? (minutes, "minute") : minutes < 48 * 60 ? (up(minutes, 60), "hour") : (up(up(minutes, 60), 24), "day")
         return try table.render("duration.\(unit)\(n == 1 ? "" : "s")", ["n": String(n)])
     }
 }

@@ -16,8 +16,10 @@ struct WireContractTests {
         .invalid(.notADot), .invalid(.repeatedDot), .denied, .busy, .error(.storeFailed), .error(.storeUnavailable),
         .error(.lineTooLong), .error(.badUser),
         .status(UserStatus(user: "alice", enrolled: true, failures: 2, remaining: 3, iterations: 600_000)),
-        .status(UserStatus(user: "alice", enrolled: true, failures: 5, remaining: 0, locked: true, lockedSince: 1_700_000_000,
-                           retryAfter: 0, iterations: 600_000)),
+        .status(
+            UserStatus(
+                user: "alice", enrolled: true, failures: 5, remaining: 0, locked: true, lockedSince: 1_700_000_000,
+                retryAfter: 0, iterations: 600_000)),
         .status(UserStatus(user: "alice")),
     ]
 
@@ -38,7 +40,8 @@ struct WireContractTests {
         case .busy: return "verb=BUSY"
         case .error: return "verb=ERROR"
         case .status(let s):
-            return "verb=STATUS remaining=\(s.remaining) retry_after=\(s.retryAfter) enrolled=\(s.enrolled ? 1 : 0) locked=\(s.locked ? 1 : 0)"
+            return
+                "verb=STATUS remaining=\(s.remaining) retry_after=\(s.retryAfter) enrolled=\(s.enrolled ? 1 : 0) locked=\(s.locked ? 1 : 0)"
         case .okIterations, .okCount, .okReset, .pong, .user, .end: return nil
         }
     }
@@ -50,8 +53,9 @@ struct WireContractTests {
         #expect(present, "add to Tests/Contract/replies.txt: \(reply.line)")
     }
 
-    @Test("Every reply line the daemon can send is read by the module as the daemon meant it",
-          arguments: ContractFiles.recordsOrNone("replies.txt"))
+    @Test(
+        "Every reply line the daemon can send is read by the module as the daemon meant it",
+        arguments: ContractFiles.recordsOrNone("replies.txt"))
     func sameReading(record: ContractFiles.Record) throws {
         let bytes = try ContractFiles.unescape(record.key)
         // Only lines the daemon itself would write: parsed and re-encoded byte for byte.
@@ -79,10 +83,12 @@ struct WireContractTests {
         let max = String(LockoutPolicy.defaultMaxFailures)
         let wayOut = try SentenceTests().wayOut(table, user, retryAfter)
         let wait = Int64(retryAfter)
-        #expect(LockoutWording.locked(user: user, retryAfter: wait)
-            == (try table.render("locked", ["user": user, "max": max, "way_out": wayOut])))
-        #expect(LockoutWording.wrong(user: user, remaining: 0, retryAfter: wait)
-            == (try table.render("wrong.last", ["user": user, "max": max, "way_out": wayOut])))
+        #expect(
+            LockoutWording.locked(user: user, retryAfter: wait)
+                == (try table.render("locked", ["user": user, "max": max, "way_out": wayOut])))
+        #expect(
+            LockoutWording.wrong(user: user, remaining: 0, retryAfter: wait)
+                == (try table.render("wrong.last", ["user": user, "max": max, "way_out": wayOut])))
         #expect(LockoutWording.wrong(user: user, remaining: 1, retryAfter: wait) == (try table.render("wrong.one", ["n": "1"])))
         for n in [2, 3, 4, 10] {
             #expect(LockoutWording.wrong(user: user, remaining: n, retryAfter: wait) == (try table.render("wrong", ["n": String(n)])))
@@ -91,14 +97,17 @@ struct WireContractTests {
             #expect(LockoutWording.duration(wait) == (try SentenceTests.duration(table, retryAfter)))
         }
         // The CLI's sentence for the same replies.
-        #expect(ClientWording.failure(for: .locked(retryAfter: wait), user: user).description
-            == (try table.render("locked", ["user": user, "max": max, "way_out": wayOut])))
+        #expect(
+            ClientWording.failure(for: .locked(retryAfter: wait), user: user).description
+                == (try table.render("locked", ["user": user, "max": max, "way_out": wayOut])))
     }
 
-    @Test("An invalid entry is explained alike by the module and the CLI", arguments: [
-        (InvalidReason.tooShort, "invalid.too_short"), (.notADot, "invalid.not_a_dot"), (.repeatedDot, "invalid.repeated_dot"),
-        (.other("new_reason"), "invalid.other"),
-    ])
+    @Test(
+        "An invalid entry is explained alike by the module and the CLI",
+        arguments: [
+            (InvalidReason.tooShort, "invalid.too_short"), (.notADot, "invalid.not_a_dot"), (.repeatedDot, "invalid.repeated_dot"),
+            (.other("new_reason"), "invalid.other"),
+        ])
     func invalidSentences(reason: InvalidReason, key: String) throws {
         let table = try SentenceTable()
         let sentence = try table.render(key)

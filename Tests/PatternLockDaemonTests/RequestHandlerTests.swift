@@ -33,19 +33,23 @@ final class Fixture {
 
     init() throws {
         base = NSTemporaryDirectory() + "patternlock-daemon-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: base, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let store = try FileStore(directory: base + "/state", policy: LockoutPolicy())
         let names = Fixture.names
         let uidOf: @Sendable (String) -> UInt32? = { name in names.first(where: { $0.value == name })?.key }
         let pepper = try #require(Pepper(bytes: [UInt8](repeating: 7, count: 32)))
-        let service = PatternService(store: store, pepper: pepper, targetIterations: Credential.minimumIterations,
-                                     accountUID: uidOf)
-        handler = RequestHandler(service: service, policy: Fixture.policy,
-                                 accounts: AccountLookup(peerName: { names[$0] }, uid: uidOf))
+        let service = PatternService(
+            store: store, pepper: pepper, targetIterations: Credential.minimumIterations,
+            accountUID: uidOf)
+        handler = RequestHandler(
+            service: service, policy: Fixture.policy,
+            accounts: AccountLookup(peerName: { names[$0] }, uid: uidOf))
         for (user, pattern) in [("alice", "1397"), ("bob", "2589")] {
-            #expect(send(.enroll(user: user, pattern: SecretBytes(pattern), current: nil, iterations: nil, override: true), from: .root)
-                == ["OK iterations=600000"])
+            #expect(
+                send(.enroll(user: user, pattern: SecretBytes(pattern), current: nil, iterations: nil, override: true), from: .root)
+                    == ["OK iterations=600000"])
         }
     }
 
@@ -83,46 +87,75 @@ struct Case: Sendable, CustomTestStringConvertible {
 let alice = "alice"
 let cases: [Case] = [
     Case(name: "PING", request: .ping, expected: Dictionary(uniqueKeysWithValues: Peer.allCases.map { ($0, ["PONG version=1"]) })),
-    Case(name: "STATUS", request: .status(user: alice),
-         expected: [.root: [aliceStatus], .self: [aliceStatus], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "VERIFY the right pattern", request: .verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")),
-         expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL without the current pattern",
-         request: .enroll(user: alice, pattern: "3578", current: nil, iterations: nil),
-         expected: [.root: ["OK iterations=600000"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL with the current pattern",
-         request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: nil),
-         expected: [.root: ["OK iterations=600000"], .self: ["OK iterations=600000"], .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL with an iteration count",
-         request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: 700_000),
-         expected: [.root: ["OK iterations=700000"], .self: ["ERROR message=iterations_root_only"], .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL of a denylisted pattern",
-         request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil),
-         expected: [.root: ["INVALID reason=denylisted"], .self: ["INVALID reason=denylisted"], .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL overriding the policy",
-         request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil, override: true),
-         expected: [.root: ["OK iterations=600000"], .self: ["ERROR message=override_root_only"], .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "ENROLL of a user who does not exist",
-         request: .enroll(user: "nobody", pattern: "3578", current: nil, iterations: nil),
-         expected: [.root: ["ERROR message=no_such_user"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied,
-                    .noAccount: denied]),
-    Case(name: "REMOVE without the current pattern", request: .remove(user: alice, current: nil),
-         expected: [.root: ["OK"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied, .otherUnenrolled: denied,
-                    .noAccount: denied]),
-    Case(name: "REMOVE with the current pattern", request: .remove(user: alice, current: "1397"),
-         expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "RESET", request: .reset(user: alice),
-         expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "RESET all", request: .resetAll,
-         expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
-    Case(name: "LIST", request: .list,
-         expected: [.root: ["USER user=alice", "USER user=bob", "END"], .self: denied, .otherEnrolled: denied,
-                    .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "STATUS", request: .status(user: alice),
+        expected: [.root: [aliceStatus], .self: [aliceStatus], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "VERIFY the right pattern", request: .verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")),
+        expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "ENROLL without the current pattern",
+        request: .enroll(user: alice, pattern: "3578", current: nil, iterations: nil),
+        expected: [
+            .root: ["OK iterations=600000"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
+    Case(
+        name: "ENROLL with the current pattern",
+        request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: nil),
+        expected: [
+            .root: ["OK iterations=600000"], .self: ["OK iterations=600000"], .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
+    Case(
+        name: "ENROLL with an iteration count",
+        request: .enroll(user: alice, pattern: "3578", current: "1397", iterations: 700_000),
+        expected: [
+            .root: ["OK iterations=700000"], .self: ["ERROR message=iterations_root_only"], .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
+    Case(
+        name: "ENROLL of a denylisted pattern",
+        request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil),
+        expected: [
+            .root: ["INVALID reason=denylisted"], .self: ["INVALID reason=denylisted"], .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
+    Case(
+        name: "ENROLL overriding the policy",
+        request: .enroll(user: alice, pattern: "2586", current: "1397", iterations: nil, override: true),
+        expected: [
+            .root: ["OK iterations=600000"], .self: ["ERROR message=override_root_only"], .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
+    Case(
+        name: "ENROLL of a user who does not exist",
+        request: .enroll(user: "nobody", pattern: "3578", current: nil, iterations: nil),
+        expected: [
+            .root: ["ERROR message=no_such_user"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied,
+            .noAccount: denied,
+        ]),
+    Case(
+        name: "REMOVE without the current pattern", request: .remove(user: alice, current: nil),
+        expected: [
+            .root: ["OK"], .self: ["INVALID reason=current_required"], .otherEnrolled: denied, .otherUnenrolled: denied,
+            .noAccount: denied,
+        ]),
+    Case(
+        name: "REMOVE with the current pattern", request: .remove(user: alice, current: "1397"),
+        expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "RESET", request: .reset(user: alice),
+        expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "RESET all", request: .resetAll,
+        expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
+    Case(
+        name: "LIST", request: .list,
+        expected: [
+            .root: ["USER user=alice", "USER user=bob", "END"], .self: denied, .otherEnrolled: denied,
+            .otherUnenrolled: denied, .noAccount: denied,
+        ]),
 ]
 
 @Suite("Request handling and authorization")
@@ -134,8 +167,9 @@ struct RequestHandlerTests {
         #expect(f.send(c.request, from: peer) == expected)
     }
 
-    @Test("A refused request changes nothing: no record written, removed or reset, no attempt counted",
-          arguments: cases, Peer.allCases)
+    @Test(
+        "A refused request changes nothing: no record written, removed or reset, no attempt counted",
+        arguments: cases, Peer.allCases)
     func deniedChangesNothing(_ c: Case, _ peer: Peer) throws {
         let f = try Fixture()
         _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext()), from: .root)  // one failure to keep
@@ -166,16 +200,18 @@ struct RequestHandlerTests {
         #expect(f.recordExists)
         #expect(f.send(.remove(user: alice, current: "1234"), from: .self) == ["FAIL remaining=4"])
         #expect(f.recordExists)
-        #expect(f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .self)
-            == ["INVALID reason=current_required"])
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .self)
+                == ["INVALID reason=current_required"])
     }
 
     @Test("Only root chooses an iteration count: a user's cheap hash is refused before anything is hashed")
     func iterationsRootOnly() throws {
         let f = try Fixture()
         let evaluations = f.handler.service.evaluations
-        #expect(f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: 600_000), from: .self)
-            == ["ERROR message=iterations_root_only"])
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: 600_000), from: .self)
+                == ["ERROR message=iterations_root_only"])
         #expect(f.handler.service.evaluations == evaluations, "the current pattern was not even checked")
         #expect(f.status().iterations == 600_000)
     }
@@ -188,15 +224,18 @@ struct RequestHandlerTests {
         // equivalent strings equal, so only a byte comparison tells them apart.
         let kelvin = "bo\u{212A}"  // KELVIN SIGN, canonically equivalent to "boK"
         let names: [UInt32: String] = [1001: "boK"]
-        let handler = RequestHandler(service: f.handler.service, policy: Fixture.policy,
-                                     accounts: AccountLookup(peerName: { names[$0] }, uid: { _ in nil }))
+        let handler = RequestHandler(
+            service: f.handler.service, policy: Fixture.policy,
+            accounts: AccountLookup(peerName: { names[$0] }, uid: { _ in nil }))
         #expect(handler.handle(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
         #expect(handler.handle(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
     }
 
-    @Test("A peer whose account name is not a valid user name is nobody", arguments: [
-        "bo\u{212A}", "alic\u{0435}", "-alice", "", String(repeating: "a", count: 300), "al ice", "al\u{0}ice",
-    ])
+    @Test(
+        "A peer whose account name is not a valid user name is nobody",
+        arguments: [
+            "bo\u{212A}", "alic\u{0435}", "-alice", "", String(repeating: "a", count: 300), "al ice", "al\u{0}ice",
+        ])
     func invalidPeerNames(name: String) {
         #expect(Accounts.validPeerName(name) == nil)
     }

@@ -35,15 +35,17 @@ struct CredentialTests {
         #expect(a.salt != b.salt && a.hash != b.hash)
     }
 
-    @Test("Malformed PHC strings are refused", arguments: [
-        "", "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$", "$pbkdf2-sha1$i=1$c2FsdHNhbHQ$AAAA",
-        "$pbkdf2-sha256$i=0$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
-        "$pbkdf2-sha256$i=0600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
-        "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ=",
-        "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMR",
-        "$pbkdf2-sha256$i=600000$c2Fs dHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
-        "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ$x",
-    ])
+    @Test(
+        "Malformed PHC strings are refused",
+        arguments: [
+            "", "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$", "$pbkdf2-sha1$i=1$c2FsdHNhbHQ$AAAA",
+            "$pbkdf2-sha256$i=0$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
+            "$pbkdf2-sha256$i=0600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
+            "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ=",
+            "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMR",
+            "$pbkdf2-sha256$i=600000$c2Fs dHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
+            "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ$x",
+        ])
     func malformed(phc: String) {
         #expect(throws: Credential.ParseError.self) { try Credential(phc: phc) }
     }
@@ -51,13 +53,16 @@ struct CredentialTests {
     @Test("A record round-trips; a damaged one is refused")
     func record() throws {
         let c = try Credential(phc: "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ")
-        let r = UserRecord(user: "alice", uid: 1000, credential: c, failures: 2, lockedSince: 0,
-                           recent: [FailureEntry(when: 10, uid: 1000, service: "sudo", tty: "pts/0", rhost: "a,b;c")])
+        let r = UserRecord(
+            user: "alice", uid: 1000, credential: c, failures: 2, lockedSince: 0,
+            recent: [FailureEntry(when: 10, uid: 1000, service: "sudo", tty: "pts/0", rhost: "a,b;c")])
         #expect(try UserRecord(serialized: r.serialized) == r)
         let text = r.serialized
-        for damaged in [String(text.dropLast()), text.replacingOccurrences(of: "failures=2", with: "failures=-1"),
-                        text + "failures=3\n", text + "color=blue\n", "x" + text,
-                        text.replacingOccurrences(of: "user=alice", with: "user=../etc")] {
+        for damaged in [
+            String(text.dropLast()), text.replacingOccurrences(of: "failures=2", with: "failures=-1"),
+            text + "failures=3\n", text + "color=blue\n", "x" + text,
+            text.replacingOccurrences(of: "user=alice", with: "user=../etc"),
+        ] {
             #expect(throws: UserRecord.ParseError.self) { try UserRecord(serialized: damaged) }
         }
     }

@@ -41,8 +41,9 @@ struct CryptoVectorTests {
 
     func checkPBKDF2(_ file: String, backend: SHA256Backend) throws {
         for v in try Vectors.load(file, as: [PBKDF2Vector].self) {
-            let dk = try PBKDF2.sha256(password: hex(v.password), salt: hex(v.salt), iterations: v.iterations,
-                                       length: v.dk.count / 2, backend: backend)
+            let dk = try PBKDF2.sha256(
+                password: hex(v.password), salt: hex(v.salt), iterations: v.iterations,
+                length: v.dk.count / 2, backend: backend)
             #expect(hex(dk) == v.dk, "\(v.source), \(v.iterations) iterations")
         }
     }
@@ -59,7 +60,8 @@ struct CryptoVectorTests {
             let pw = (0..<Int.random(in: 0...100)).map { _ in UInt8.random(in: 0...255) }
             let salt = (0..<Int.random(in: 0...40)).map { _ in UInt8.random(in: 0...255) }
             let n = Int.random(in: 1...300), len = Int.random(in: 1...80)
-            #expect(try PBKDF2.sha256(password: pw, salt: salt, iterations: n, length: len, backend: .accelerated)
+            #expect(
+                try PBKDF2.sha256(password: pw, salt: salt, iterations: n, length: len, backend: .accelerated)
                     == PBKDF2.sha256(password: pw, salt: salt, iterations: n, length: len, backend: .portable))
         }
     }

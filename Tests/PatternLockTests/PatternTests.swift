@@ -4,11 +4,13 @@ import PatternLockWire
 
 @Suite("Pattern rules")
 struct PatternTests {
-    @Test("A straight move over an unused dot takes it", arguments: [
-        ("1397", "1236987"), ("13", "123"), ("19", "159"), ("28", "258"), ("73", "753"),
-        ("1234", "1234"), ("16", "16"), ("18", "18"), ("5137", "51237"), ("2173", "214753"),
-        ("4612", "45612"), ("123789", "1235789"), ("1379", "1235789"),
-    ])
+    @Test(
+        "A straight move over an unused dot takes it",
+        arguments: [
+            ("1397", "1236987"), ("13", "123"), ("19", "159"), ("28", "258"), ("73", "753"),
+            ("1234", "1234"), ("16", "16"), ("18", "18"), ("5137", "51237"), ("2173", "214753"),
+            ("4612", "45612"), ("123789", "1235789"), ("1379", "1235789"),
+        ])
     func passOver(typed: String, normalized: String) throws {
         let dots = try? Pattern(typed: typed).digits
         if normalized.count >= 4 {
@@ -36,8 +38,10 @@ struct PatternTests {
         #expect(throws: PatternError.joinedDotRepeated(2, from: 1, to: 3)) { try Pattern(typed: "1325") }
         #expect(throws: PatternError.joinedDotRepeated(5, from: 1, to: 9)) { try Pattern(typed: "1954") }
         #expect(InvalidReason(PatternError.joinedDotRepeated(2, from: 1, to: 3)) == .repeatedDot)
-        #expect(PatternError.joinedDotRepeated(2, from: 1, to: 3).description
-            == "Dot 2 is used twice: the move from 1 to 3 passed over it and already joined it. Each dot can be used only once; leave 2 out or type it before that move.")
+        #expect(
+            PatternError.joinedDotRepeated(2, from: 1, to: 3).description
+                == "Dot 2 is used twice: the move from 1 to 3 passed over it and already joined it. Each dot can be used only once; leave 2 out or type it before that move."
+        )
         // A dot typed twice by hand is told as such.
         #expect(PatternError.repeatedDot(1).description == "Dot 1 is used twice; each dot can be used only once.")
         #expect(throws: PatternError.tooShort(3)) { try Pattern(typed: "126") }
@@ -88,13 +92,14 @@ struct PatternTests {
     @Test("The picture numbers the dots in order")
     func picture() throws {
         let p = try Pattern(typed: "1397")
-        #expect(p.picture == """
-              ┌─────────┐
-              │ 1  2  3 │
-              │ ·  ·  4 │
-              │ 7  6  5 │
-              └─────────┘
-            """)
+        #expect(
+            p.picture == """
+                  ┌─────────┐
+                  │ 1  2  3 │
+                  │ ·  ·  4 │
+                  │ 7  6  5 │
+                  └─────────┘
+                """)
         #expect(p.description == "1-2-3-6-9-8-7")
     }
 }

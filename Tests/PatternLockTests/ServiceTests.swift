@@ -25,21 +25,27 @@ struct ServiceTests {
 
     func service(unlockAfter: Int64 = 0, target: Int = 600_000) throws -> PatternService {
         let c = clock, a = accounts
-        let store = try FileStore(directory: base + "/state", policy: LockoutPolicy(unlockAfter: unlockAfter),
-                                  clock: { c.now.load(ordering: .relaxed) })
+        let store = try FileStore(
+            directory: base + "/state", policy: LockoutPolicy(unlockAfter: unlockAfter),
+            clock: { c.now.load(ordering: .relaxed) })
         return PatternService(store: store, pepper: testPepper, targetIterations: target, accountUID: { a.uid($0) })
     }
 
     func enroll(_ s: PatternService, _ user: String = "alice", _ pattern: SecretBytes = "1397") {
-        #expect(s.enroll(user: user, typed: pattern, current: nil, iterations: nil, byAdministrator: true,
-                         context: AttemptContext(), uid: 0) == .ok)
+        #expect(
+            s.enroll(
+                user: user, typed: pattern, current: nil, iterations: nil, byAdministrator: true,
+                context: AttemptContext(), uid: 0) == .ok)
     }
 
     /// A user (not root) setting its own pattern, from uid `uid`.
-    func enrollSelf(_ s: PatternService, _ user: String, _ pattern: SecretBytes, current: SecretBytes? = nil,
-                    uid: UInt32) -> PatternService.Outcome {
-        s.enroll(user: user, typed: pattern, current: current, iterations: nil, byAdministrator: false,
-                 context: AttemptContext(), uid: uid)
+    func enrollSelf(
+        _ s: PatternService, _ user: String, _ pattern: SecretBytes, current: SecretBytes? = nil,
+        uid: UInt32
+    ) -> PatternService.Outcome {
+        s.enroll(
+            user: user, typed: pattern, current: current, iterations: nil, byAdministrator: false,
+            context: AttemptContext(), uid: uid)
     }
 
     func verify(_ s: PatternService, _ pattern: SecretBytes, user: String = "alice") -> PatternService.Outcome {
@@ -139,7 +145,9 @@ struct ServiceTests {
         #expect(enrollSelf(s, "bob", "5678", current: "4321", uid: 1000) == .fail(remaining: 4))
         #expect(enrollSelf(s, "bob", "5678", current: "1234", uid: 1000) == .ok)
         #expect(verify(s, "5678", user: "bob") == .ok)
-        #expect(s.enroll(user: "bob", typed: "5678", current: nil, iterations: 1000, byAdministrator: true, context: AttemptContext(), uid: 0) == .error(.iterationsTooLow))
+        #expect(
+            s.enroll(user: "bob", typed: "5678", current: nil, iterations: 1000, byAdministrator: true, context: AttemptContext(), uid: 0)
+                == .error(.iterationsTooLow))
         #expect(s.remove(user: "bob", current: "1234", byAdministrator: false, context: AttemptContext(), uid: 1000) == .fail(remaining: 4))
         #expect(s.remove(user: "bob", current: "5678", byAdministrator: false, context: AttemptContext(), uid: 1000) == .ok)
         #expect(s.status(user: "bob").enrolled == false)
@@ -196,8 +204,10 @@ struct ServiceTests {
         try "patternlock-record-v1\nuser=alice\ncredential=garbage\n".write(
             toFile: base + "/state/alice", atomically: false, encoding: .utf8)
         #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error(.recordUnreadable))
-        #expect(s.enroll(user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: true,
-                         context: AttemptContext(), uid: 0) == .ok)
+        #expect(
+            s.enroll(
+                user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: true,
+                context: AttemptContext(), uid: 0) == .ok)
         // Nor when something else stands in the record's place.
         try FileManager.default.removeItem(atPath: base + "/state/alice")
         try FileManager.default.createDirectory(atPath: base + "/state/alice", withIntermediateDirectories: false)
@@ -224,8 +234,9 @@ struct ServiceTests {
         let recent = (0..<UserRecord.recentLimit).map {
             FailureEntry(when: 1_800_000_000 + Int64($0), uid: 0, service: field, tty: field, rhost: field)
         }
-        let st = UserStatus(user: "alice", enrolled: true, failures: 0, remaining: 5, iterations: c.iterations,
-                            recent: recent)
+        let st = UserStatus(
+            user: "alice", enrolled: true, failures: 0, remaining: 5, iterations: c.iterations,
+            recent: recent)
         let line = Reply.status(st).line
         #expect(line.utf8.count < Line.maxReplyBytes)
         guard case .status(let back)? = Reply(line: line) else { Issue.record("unparsable: \(line)"); return }
@@ -261,8 +272,10 @@ struct ServiceTests {
         defer { removeDirectory(base) }
         let s = try service()
         enroll(s)
-        #expect(s.verify(user: "alice", typed: "1235", context: AttemptContext(service: "sudo", tty: "pts/3", ruser: "mallory"),
-                         uid: 0) == .fail(remaining: 4))
+        #expect(
+            s.verify(
+                user: "alice", typed: "1235", context: AttemptContext(service: "sudo", tty: "pts/3", ruser: "mallory"),
+                uid: 0) == .fail(remaining: 4))
         let entry = s.status(user: "alice").recent.last
         #expect(entry?.ruser == "mallory" && entry?.uid == 0)
         guard case .record(let record) = s.store.load("alice") else { Issue.record("no record"); return }

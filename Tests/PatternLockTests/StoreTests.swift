@@ -25,8 +25,9 @@ struct StoreTests {
     @Test("A state directory writable by others is refused")
     func unsafeDirectory() throws {
         let base = temporaryDirectory(); defer { removeDirectory(base) }
-        try FileManager.default.createDirectory(atPath: base + "/open", withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o777])
+        try FileManager.default.createDirectory(
+            atPath: base + "/open", withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o777])
         chmod(base + "/open", 0o777)
         #expect(throws: StoreError.self) { try FileStore(directory: base + "/open") }
     }
@@ -81,7 +82,8 @@ struct StoreTests {
     @Test("A record written before the requesting user was kept still loads, and is written with it")
     func oldFailureLines() throws {
         let c = try Credential.make(pattern: try Pattern(typed: "1234"), pepper: testPepper, iterations: 600_000)
-        let old = "patternlock-record-v1\nuser=alice\nuid=1000\ncredential=\(c.phc)\nfailures=1\nlocked_since=0\nfailure=1700000000,0,sudo,pts%2F1,\n"
+        let old =
+            "patternlock-record-v1\nuser=alice\nuid=1000\ncredential=\(c.phc)\nfailures=1\nlocked_since=0\nfailure=1700000000,0,sudo,pts%2F1,\n"
         let record = try UserRecord(serialized: old)
         #expect(record.recent == [FailureEntry(when: 1_700_000_000, uid: 0, service: "sudo", tty: "pts/1")])
         #expect(record.recent[0].ruser == "")

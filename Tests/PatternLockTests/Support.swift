@@ -22,8 +22,9 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
 /// A fresh temporary directory, removed by the caller.
 func temporaryDirectory() -> String {
     let path = NSTemporaryDirectory() + "patternlock-test-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                             attributes: [.posixPermissions: 0o700])
+    try! FileManager.default.createDirectory(
+        atPath: path, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
     return path
 }
 

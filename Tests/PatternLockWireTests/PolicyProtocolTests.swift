@@ -21,10 +21,12 @@ struct PolicyProtocolTests {
         #expect(try Request(Line(parsing: Array(enroll.line.encoded().utf8))) == enroll)
     }
 
-    @Test("Malformed policy fields are refused", arguments: [
-        "OK weak=2", "OK weak=", "OK weak=1 weak=1", "INVALID reason=common rank=x top=1000 shape=",
-        "INVALID reason=other rank=1 top=1000 shape=", "INVALID reason=too_few_dots minimum=3",
-    ])
+    @Test(
+        "Malformed policy fields are refused",
+        arguments: [
+            "OK weak=2", "OK weak=", "OK weak=1 weak=1", "INVALID reason=common rank=x top=1000 shape=",
+            "INVALID reason=other rank=1 top=1000 shape=", "INVALID reason=too_few_dots minimum=3",
+        ])
     func strict(text: String) {
         #expect(Reply(line: text) == nil)
     }

@@ -7,8 +7,11 @@ struct ProtocolTests {
     @Test("Requests parse with percent-decoding")
     func parse() throws {
         let line = try Line(parsing: Array("VERIFY user=alice pattern=1397 service=sudo tty=%2Fdev%2Fpts%2F0 rhost= ruser=bob".utf8))
-        #expect(try Request(line) == .verify(user: "alice", pattern: "1397",
-                                             context: AttemptContext(service: "sudo", tty: "/dev/pts/0", rhost: "", ruser: "bob")))
+        #expect(
+            try Request(line)
+                == .verify(
+                    user: "alice", pattern: "1397",
+                    context: AttemptContext(service: "sudo", tty: "/dev/pts/0", rhost: "", ruser: "bob")))
         #expect(try Request(Line(parsing: Array("RESET all=1".utf8))) == .resetAll)
         #expect(try Request(Line(parsing: Array("PING".utf8))) == .ping)
     }
@@ -23,13 +26,15 @@ struct ProtocolTests {
         #expect(throws: Line.ParseError.malformed(.badEncoding)) { try Line(parsing: Array("VERIFY pattern=%FF".utf8)) }
     }
 
-    @Test("Malformed requests say why", arguments: [
-        ("verify user=a pattern=1", "bad_verb"), ("VERIFY user=alice", "missing_pattern"),
-        ("VERIFY user=alice pattern=1234 colour=red", "unknown_key"), ("STATUS user=alice user=bob", "duplicate_key"),
-        ("STATUS user=%zz", "bad_encoding"), ("STATUS user=..%2Fetc", "bad_user"), ("FLY user=a", "unknown_verb"),
-        ("STATUS  user=a", "bad_field"), ("STATUS user=a\r", "carriage_return"), ("", "bad_verb"),
-        ("ENROLL user=a pattern=1234 iterations=1e6", "bad_iterations"), ("RESET all=yes", "bad_all"),
-    ])
+    @Test(
+        "Malformed requests say why",
+        arguments: [
+            ("verify user=a pattern=1", "bad_verb"), ("VERIFY user=alice", "missing_pattern"),
+            ("VERIFY user=alice pattern=1234 colour=red", "unknown_key"), ("STATUS user=alice user=bob", "duplicate_key"),
+            ("STATUS user=%zz", "bad_encoding"), ("STATUS user=..%2Fetc", "bad_user"), ("FLY user=a", "unknown_verb"),
+            ("STATUS  user=a", "bad_field"), ("STATUS user=a\r", "carriage_return"), ("", "bad_verb"),
+            ("ENROLL user=a pattern=1234 iterations=1e6", "bad_iterations"), ("RESET all=yes", "bad_all"),
+        ])
     func malformed(text: String, message: String) {
         do {
             _ = try Request(try Line(parsing: Array(text.utf8)))
@@ -50,22 +55,33 @@ struct ProtocolTests {
     @Test("Requests and replies round-trip")
     func roundTrip() throws {
         let requests: [Request] = [
-            .ping, .status(user: "a"), .verify(user: "a", pattern: "12 34=%", context: AttemptContext(service: "s s", tty: "t/1", rhost: "h", ruser: "")),
-            .enroll(user: "a", pattern: "1234", current: "9876", iterations: 700_000), .enroll(user: "a", pattern: "1234", current: nil, iterations: nil),
+            .ping, .status(user: "a"),
+            .verify(user: "a", pattern: "12 34=%", context: AttemptContext(service: "s s", tty: "t/1", rhost: "h", ruser: "")),
+            .enroll(user: "a", pattern: "1234", current: "9876", iterations: 700_000),
+            .enroll(user: "a", pattern: "1234", current: nil, iterations: nil),
             .remove(user: "a", current: "1234"), .reset(user: "a"), .resetAll, .list,
         ]
         for r in requests { #expect(try Request(Line(parsing: Array(r.line.encoded().utf8))) == r) }
-        let status = UserStatus(user: "alice", enrolled: true, failures: 2, remaining: 3, iterations: 600_000,
-                                recent: [FailureEntry(when: 5, uid: 1000, service: "su,do;x", tty: "pts/0", rhost: ""),
-                                         FailureEntry(when: 6, uid: 0)])
-        let replies: [Reply] = [.ok, .okIterations(600_000), .okCount(3), .fail(remaining: 0), .locked(retryAfter: 30),
-                                .notEnrolled, .invalid(.tooShort), .denied, .busy, .error(.storeUnavailable), .pong,
-                                .status(status), .status(UserStatus(user: "bob")), .user("carol"), .end]
+        let status = UserStatus(
+            user: "alice", enrolled: true, failures: 2, remaining: 3, iterations: 600_000,
+            recent: [
+                FailureEntry(when: 5, uid: 1000, service: "su,do;x", tty: "pts/0", rhost: ""),
+                FailureEntry(when: 6, uid: 0),
+            ])
+        let replies: [Reply] = [
+            .ok, .okIterations(600_000), .okCount(3), .fail(remaining: 0), .locked(retryAfter: 30),
+            .notEnrolled, .invalid(.tooShort), .denied, .busy, .error(.storeUnavailable), .pong,
+            .status(status), .status(UserStatus(user: "bob")), .user("carol"), .end,
+        ]
         for r in replies { #expect(Reply(line: r.line) == r, "\(r.line)") }
     }
 
-    @Test("The reply parser is strict", arguments: ["OKAY", "OK ", "OK x=1", "FAIL remaining=abc", "FAIL remaining=-1",
-                                                   "FAIL", "LOCKED", "ok", "OK\u{0}", "FAIL remaining=01"])
+    @Test(
+        "The reply parser is strict",
+        arguments: [
+            "OKAY", "OK ", "OK x=1", "FAIL remaining=abc", "FAIL remaining=-1",
+            "FAIL", "LOCKED", "ok", "OK\u{0}", "FAIL remaining=01",
+        ])
     func strictReplies(text: String) {
         #expect(Reply(line: text) == nil)
     }

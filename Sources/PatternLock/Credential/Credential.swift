@@ -18,7 +18,9 @@ public struct Credential: Equatable, Sendable, CustomStringConvertible {
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case malformed(String)
         public var description: String {
-            switch self { case .malformed(let why): return "The stored credential is malformed: \(why)." }
+            switch self {
+            case .malformed(let why): return "The stored credential is malformed: \(why)."
+            }
         }
     }
 
@@ -34,7 +36,7 @@ public struct Credential: Equatable, Sendable, CustomStringConvertible {
         guard parts.count == 5, parts[0].isEmpty else { throw .malformed("expected 4 fields") }
         guard parts[1] == "pbkdf2-sha256" else { throw .malformed("unknown algorithm") }
         guard parts[2].hasPrefix("i="), let n = Int(parts[2].dropFirst(2)), String(n) == parts[2].dropFirst(2),
-              n >= 1, n <= Credential.maximumIterations
+            n >= 1, n <= Credential.maximumIterations
         else { throw .malformed("bad iteration count") }
         guard let salt = Base64.decode(parts[3]), salt.count >= 8, salt.count <= 64 else { throw .malformed("bad salt") }
         guard let hash = Base64.decode(parts[4]), hash.count == Credential.hashSize else { throw .malformed("bad hash") }
@@ -67,8 +69,10 @@ public struct Credential: Equatable, Sendable, CustomStringConvertible {
     public func matches(_ pattern: Pattern, pepper: Pepper, backend: SHA256Backend = .default) -> Bool {
         var password = Credential.password(for: pattern, pepper: pepper, backend: backend)
         defer { wipe(&password) }
-        guard var candidate = try? PBKDF2.sha256(password: password, salt: salt, iterations: iterations,
-                                                 length: hash.count, backend: backend)
+        guard
+            var candidate = try? PBKDF2.sha256(
+                password: password, salt: salt, iterations: iterations,
+                length: hash.count, backend: backend)
         else { return false }
         defer { wipe(&candidate) }
         return constantTimeEquals(candidate, hash)

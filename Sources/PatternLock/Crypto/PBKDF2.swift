@@ -29,8 +29,10 @@ public enum PBKDF2 {
         var blockIndex: UInt32 = 1
         while output.count < length {
             var message = salt
-            message += [UInt8(blockIndex >> 24), UInt8(truncatingIfNeeded: blockIndex >> 16),
-                        UInt8(truncatingIfNeeded: blockIndex >> 8), UInt8(truncatingIfNeeded: blockIndex)]
+            message += [
+                UInt8(blockIndex >> 24), UInt8(truncatingIfNeeded: blockIndex >> 16),
+                UInt8(truncatingIfNeeded: blockIndex >> 8), UInt8(truncatingIfNeeded: blockIndex),
+            ]
             var u1 = HMACSHA256.authenticate(message, with: pads, backend: backend)
             var t = iterate(pads: pads, u1: u1, iterations: UInt32(iterations), backend: backend)
             output += t.prefix(length - output.count)
@@ -64,7 +66,8 @@ public enum PBKDF2 {
             let w = scratch.baseAddress!
             let u = w + 64, t = u + 8, inner = t + 8, outer = inner + 8, st = outer + 8
             for i in 0..<8 {
-                u[i] = UInt32(u1[4 * i]) << 24 | UInt32(u1[4 * i + 1]) << 16
+                u[i] =
+                    UInt32(u1[4 * i]) << 24 | UInt32(u1[4 * i + 1]) << 16
                     | UInt32(u1[4 * i + 2]) << 8 | UInt32(u1[4 * i + 3])
                 t[i] = u[i]
                 inner[i] = pads.inner[i]

@@ -32,7 +32,8 @@ enum SHA256Portable {
         @inline(__always) func word(_ j: Int) -> UInt32 {
             if expand {
                 let x = w[(j + 1) & 15], y = w[(j + 14) & 15]
-                w[j] = w[j] &+ (rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)) &+ w[(j + 9) & 15]
+                w[j] =
+                    w[j] &+ (rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)) &+ w[(j + 9) & 15]
                     &+ (rotr(y, 17) ^ rotr(y, 19) ^ (y &>> 10))
             }
             return w[j] &+ k[j]

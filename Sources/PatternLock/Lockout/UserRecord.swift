@@ -13,8 +13,10 @@ public struct FailureEntry: Equatable, Sendable {
     /// shares one count; empty in the file store (always this host).
     public var host: String
 
-    public init(when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "",
-                host: String = "") {
+    public init(
+        when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "",
+        host: String = ""
+    ) {
         self.when = when
         self.uid = uid
         self.service = FailureEntry.clip(service)
@@ -34,8 +36,10 @@ public struct FailureEntry: Equatable, Sendable {
     /// `when,uid,service,tty,rhost,ruser[,host]`, each field percent-encoded on its
     /// own; the host only when there is one (a fleet).
     public var encoded: String {
-        var fields = [String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
-                      PercentEncoding.encode(rhost), PercentEncoding.encode(ruser)]
+        var fields = [
+            String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
+            PercentEncoding.encode(rhost), PercentEncoding.encode(ruser),
+        ]
         if !host.isEmpty { fields.append(PercentEncoding.encode(host)) }
         return fields.joined(separator: ",")
     }
@@ -45,8 +49,8 @@ public struct FailureEntry: Equatable, Sendable {
     public init?(encoded: some StringProtocol) {
         let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
         guard (5...7).contains(f.count), let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
-              let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
-              let rhost = PercentEncoding.decode(f[4])
+            let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
+            let rhost = PercentEncoding.decode(f[4])
         else { return nil }
         var ruser = ""
         if f.count >= 6 {
@@ -95,8 +99,10 @@ public struct UserRecord: Equatable, Sendable {
     public var lockedSince: Int64
     public var recent: [FailureEntry]
 
-    public init(user: String, uid: UInt32?, credential: Credential, failures: Int = 0, lockedSince: Int64 = 0,
-                recent: [FailureEntry] = []) {
+    public init(
+        user: String, uid: UInt32?, credential: Credential, failures: Int = 0, lockedSince: Int64 = 0,
+        recent: [FailureEntry] = []
+    ) {
         self.user = user
         self.uid = uid
         self.credential = credential
@@ -119,7 +125,9 @@ public struct UserRecord: Equatable, Sendable {
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case malformed(String)
         public var description: String {
-            switch self { case .malformed(let why): return why }
+            switch self {
+            case .malformed(let why): return why
+            }
         }
     }
 
@@ -160,8 +168,9 @@ public struct UserRecord: Equatable, Sendable {
             guard let n = UInt32(u), String(n) == u else { throw .malformed("bad uid") }
             uid = n
         }
-        self.init(user: String(user), uid: uid, credential: credential, failures: failures, lockedSince: lockedSince,
-                  recent: Array(recent.suffix(UserRecord.recentLimit)))
+        self.init(
+            user: String(user), uid: uid, credential: credential, failures: failures, lockedSince: lockedSince,
+            recent: Array(recent.suffix(UserRecord.recentLimit)))
     }
 }
 
@@ -184,8 +193,8 @@ public enum UserName {
         for (i, c) in bytes.enumerated() {
             switch c {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "@"), UInt8(ascii: "-"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "@"), UInt8(ascii: "-"):
                 continue
             case UInt8(ascii: "$") where i == bytes.count - 1 && i > 0:
                 continue

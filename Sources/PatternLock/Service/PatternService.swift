@@ -26,8 +26,10 @@ public final class PatternService: Sendable {
     private let accountUID: @Sendable (String) -> UInt32?
     private let hashes = Atomic<Int>(0)
 
-    public init(store: any Store, pepper: Pepper, targetIterations: Int, backend: SHA256Backend = .default,
-                accountUID: @escaping @Sendable (String) -> UInt32?) {
+    public init(
+        store: any Store, pepper: Pepper, targetIterations: Int, backend: SHA256Backend = .default,
+        accountUID: @escaping @Sendable (String) -> UInt32?
+    ) {
         self.store = store
         self.pepper = pepper
         self.targetIterations = max(targetIterations, Credential.minimumIterations)
@@ -82,10 +84,13 @@ public final class PatternService: Sendable {
     /// never lower. `cleared` is called once the cleared count is durable and before
     /// any re-hash, with the hash time, so the outcome can be logged before the slow
     /// work: between the answer and the durable clear there is one write, not a hash.
-    public func verifyReporting(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
-                                answer: (Outcome) -> Void = { _ in },
-                                cleared: (_ hashMilliseconds: Double?) -> Void = { _ in })
-        -> (outcome: Outcome, hashMilliseconds: Double?) {
+    public func verifyReporting(
+        user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
+        answer: (Outcome) -> Void = { _ in },
+        cleared: (_ hashMilliseconds: Double?) -> Void = { _ in }
+    )
+        -> (outcome: Outcome, hashMilliseconds: Double?)
+    {
         locks.withLock(user) {
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
             let hashMilliseconds = hashTime.map { $0 * 1000 }
@@ -105,7 +110,8 @@ public final class PatternService: Sendable {
     /// Checks `typed` against the user's record as one counted attempt. Must run
     /// under the user's lock. On `.ok` returns the record as stored before success.
     private func attempt(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32)
-        -> (Outcome, UserRecord?, hashSeconds: Double?) {
+        -> (Outcome, UserRecord?, hashSeconds: Double?)
+    {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch {
             // Not counted. A locked user hears LOCKED whatever it typed; one not
@@ -122,8 +128,9 @@ public final class PatternService: Sendable {
             case .missing, .corrupt: return (.notEnrolled, nil, nil)
             }
         }
-        let entry = FailureEntry(when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
-                                 ruser: context.ruser)
+        let entry = FailureEntry(
+            when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
+            ruser: context.ruser)
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
         switch store.countAttempt(user: user, accountUID: accountUID(user), entry: entry) {
@@ -138,15 +145,17 @@ public final class PatternService: Sendable {
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
         let elapsed = Calibration.now() - start
         if matched { return (.ok, record, elapsed) }
-        return (.fail(remaining: record.remaining(now: now, policy: policy), retryAfter: record.retryAfter(now: now, policy: policy)),
-                record, elapsed)
+        return (
+            .fail(remaining: record.remaining(now: now, policy: policy), retryAfter: record.retryAfter(now: now, policy: policy)),
+            record, elapsed
+        )
     }
 
     /// A credential at the target iteration count for a record below it; nil when
     /// it has one already (or the new one cannot be made).
     private func rehashIfBelowTarget(_ record: UserRecord, typed: SecretBytes) -> Credential? {
         guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
-              let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
+            let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
         else { return nil }
         return fresh
     }
@@ -155,8 +164,10 @@ public final class PatternService: Sendable {
 
     /// Sets a user's pattern. `current` is checked (as a counted attempt) when the
     /// user changes its own existing pattern; an administrator needs none.
-    public func enroll(user: String, typed: SecretBytes, current: SecretBytes?, iterations: Int?, byAdministrator: Bool,
-                       context: AttemptContext, uid: UInt32) -> Outcome {
+    public func enroll(
+        user: String, typed: SecretBytes, current: SecretBytes?, iterations: Int?, byAdministrator: Bool,
+        context: AttemptContext, uid: UInt32
+    ) -> Outcome {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
         let n = iterations ?? targetIterations
@@ -309,11 +320,13 @@ public final class PatternService: Sendable {
             let now = store.now()
             let locked = r.isLocked(now: now, policy: policy)
             let expired = r.lockedSince != 0 && !locked
-            return .success(UserStatus(user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
-                                       remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
-                                       locked: locked, lockedSince: locked ? r.lockedSince : 0,
-                                       retryAfter: r.retryAfter(now: now, policy: policy),
-                                       iterations: r.credential.iterations, recent: r.recent))
+            return .success(
+                UserStatus(
+                    user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
+                    remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
+                    locked: locked, lockedSince: locked ? r.lockedSince : 0,
+                    retryAfter: r.retryAfter(now: now, policy: policy),
+                    iterations: r.credential.iterations, recent: r.recent))
         }
     }
 

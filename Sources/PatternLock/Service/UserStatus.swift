@@ -14,9 +14,11 @@ public struct UserStatus: Equatable, Sendable {
     public var iterations: Int
     public var recent: [FailureEntry]
 
-    public init(user: String, enrolled: Bool = false, owner: RecordOwner = .same, corrupt: Bool = false,
-                failures: Int = 0, remaining: Int = 0, locked: Bool = false, lockedSince: Int64 = 0,
-                retryAfter: Int64 = 0, iterations: Int = 0, recent: [FailureEntry] = []) {
+    public init(
+        user: String, enrolled: Bool = false, owner: RecordOwner = .same, corrupt: Bool = false,
+        failures: Int = 0, remaining: Int = 0, locked: Bool = false, lockedSince: Int64 = 0,
+        retryAfter: Int64 = 0, iterations: Int = 0, recent: [FailureEntry] = []
+    ) {
         self.user = user
         self.enrolled = enrolled
         self.owner = owner

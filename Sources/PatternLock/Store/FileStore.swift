@@ -24,8 +24,10 @@ public struct FileStore: Store {
     /// `exclusive` (the daemon) first takes a lock on `.lock` in the directory for
     /// the life of the process, so a second daemon on the same directory stops
     /// before it can remove the first one's temp files mid-write.
-    public init(directory: String, exclusive: Bool = false, policy: LockoutPolicy = LockoutPolicy(),
-                clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws(StoreError) {
+    public init(
+        directory: String, exclusive: Bool = false, policy: LockoutPolicy = LockoutPolicy(),
+        clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+    ) throws(StoreError) {
         self.directory = directory
         self.policy = policy
         self.clock = clock
@@ -46,10 +48,14 @@ public struct FileStore: Store {
             throw .unsafeDirectory("The state directory \(directory) is not a directory (or is a symbolic link).")
         }
         guard st.st_uid == Sys.effectiveUID else {
-            throw .unsafeDirectory("The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)")
+            throw .unsafeDirectory(
+                "The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)"
+            )
         }
         guard st.st_mode & 0o022 == 0 else {
-            throw .unsafeDirectory("The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)")
+            throw .unsafeDirectory(
+                "The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)"
+            )
         }
         if exclusive { try lockDirectory() }
         removeStaleTempFiles()
@@ -64,7 +70,9 @@ public struct FileStore: Store {
         if case .failure(let e) = Sys.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) {
             Sys.close(fd)
             if e.rawValue == EWOULDBLOCK {
-                throw .unsafeDirectory("Another patternlockd is already using the state directory \(directory). Stop it first (systemctl stop patternlockd), or give this one its own --state-dir.")
+                throw .unsafeDirectory(
+                    "Another patternlockd is already using the state directory \(directory). Stop it first (systemctl stop patternlockd), or give this one its own --state-dir."
+                )
             }
             throw .io("Cannot lock \(path)", e)
         }

@@ -14,7 +14,9 @@ public enum KeyFile {
     public enum Error: Swift.Error, CustomStringConvertible {
         case problem(String)
         public var description: String {
-            switch self { case .problem(let s): return s }
+            switch self {
+            case .problem(let s): return s
+            }
         }
     }
 
@@ -42,14 +44,20 @@ public enum KeyFile {
     ///
     /// `existingRecords` > 0 forbids creating a key: records made with a lost key
     /// would turn every right pattern into a counted failure under a new one.
-    public static func load(path: String, create: Bool, isCredential: Bool = false, stateDirectory: String? = nil,
-                            existingRecords: Int = 0) throws(KeyFile.Error) -> Pepper {
+    public static func load(
+        path: String, create: Bool, isCredential: Bool = false, stateDirectory: String? = nil,
+        existingRecords: Int = 0
+    ) throws(KeyFile.Error) -> Pepper {
         if let state = stateDirectory, isInside(path, directory: state) {
-            throw .problem("The key file \(path) is inside the state directory \(state). Keep the pepper apart from the records: use --key-file to put it elsewhere (default \(defaultPath)).")
+            throw .problem(
+                "The key file \(path) is inside the state directory \(state). Keep the pepper apart from the records: use --key-file to put it elsewhere (default \(defaultPath))."
+            )
         }
         if case .failure(let e) = Sys.lstat(path), e == .noEntry {
             if existingRecords > 0 {
-                throw .problem("The key file \(path) is missing, but \(existingRecords) enrolled record\(existingRecords == 1 ? "" : "s") in \(stateDirectory ?? "the state directory") need the key they were made with. Restore it from a backup (or fix --key-file). A new key would make every enrolled pattern fail; to start over instead, move the records away and enroll again.")
+                throw .problem(
+                    "The key file \(path) is missing, but \(existingRecords) enrolled record\(existingRecords == 1 ? "" : "s") in \(stateDirectory ?? "the state directory") need the key they were made with. Restore it from a backup (or fix --key-file). A new key would make every enrolled pattern fail; to start over instead, move the records away and enroll again."
+                )
             }
             guard create, !isCredential else {
                 throw .problem("The key file \(path) does not exist. Start `patternlockd serve` once as root to create it.")
@@ -66,16 +74,22 @@ public enum KeyFile {
         guard st.st_mode & S_IFMT == S_IFREG else { throw .problem("The key file \(path) is not a regular file.") }
         if !isCredential {
             guard st.st_uid == Sys.effectiveUID else {
-                throw .problem("The key file \(path) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(path)")
+                throw .problem(
+                    "The key file \(path) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(path)"
+                )
             }
             guard st.st_mode & 0o077 == 0 else {
-                throw .problem("The key file \(path) is readable or writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)")
+                throw .problem(
+                    "The key file \(path) is readable or writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 600 \(path)"
+                )
             }
         }
         guard st.st_size == Pepper.size, case .success(var bytes) = Sys.readAll(fd, upTo: Pepper.size + 1),
-              bytes.count == Pepper.size
+            bytes.count == Pepper.size
         else {
-            throw .problem("The key file \(path) must hold exactly \(Pepper.size) bytes; it holds \(st.st_size). Restore it from a backup: without it no enrolled pattern can be verified.")
+            throw .problem(
+                "The key file \(path) must hold exactly \(Pepper.size) bytes; it holds \(st.st_size). Restore it from a backup: without it no enrolled pattern can be verified."
+            )
         }
         defer { wipe(&bytes) }
         guard let pepper = Pepper(bytes: bytes) else { throw .problem("The key file \(path) must hold exactly \(Pepper.size) bytes.") }
