@@ -20,7 +20,7 @@ package enum Log {
             gmtime_r(&t, &tmv)
             var buf = [CChar](repeating: 0, count: 32)
             strftime(&buf, buf.count, "%Y-%m-%dT%H:%M:%SZ", &tmv)
-            let stamp = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let stamp = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             line = "\(stamp) patternlockd: \(message)\n"
         }
         _ = line.withUTF8 { Glibc.write(2, $0.baseAddress, $0.count) }

@@ -61,7 +61,7 @@ package enum Socket {
         var done = 0
         while done < bytes.count {
             let r = bytes.withUnsafeBytes { buf in
-                retrying { send(fd, buf.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL)) }
+                retrying { send(fd, buf.baseAddress.map { $0 + done }, bytes.count - done, Int32(MSG_NOSIGNAL)) }
             }
             switch r {
             case .failure(let e): return .failure(e)
@@ -168,7 +168,8 @@ package func spawnThread(stackSize: Int = 512 * 1024, _ body: @escaping @Sendabl
     let rc = pthread_create(
         &tid, &attr,
         { arg in
-            let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
+            guard let arg else { return nil }
+            let box = Unmanaged<Box>.fromOpaque(arg).takeRetainedValue()
             box.body()
             return nil
         }, box)

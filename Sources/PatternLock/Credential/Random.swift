@@ -9,7 +9,7 @@ public enum SecureRandom {
 
     public static func bytes(_ count: Int) throws(Failure) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
-        let rc = out.withUnsafeMutableBytes { pl_random_bytes($0.baseAddress!, $0.count) }
+        let rc = pl_random_bytes(&out, out.count)
         if rc != 0 { throw Failure(errno: currentErrno()) }
         return out
     }

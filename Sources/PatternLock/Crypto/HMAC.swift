@@ -16,16 +16,8 @@ public enum HMACSHA256 {
         defer { wipe(&ipad); wipe(&opad) }
         var inner = SHA256.initialState
         var outer = SHA256.initialState
-        ipad.withUnsafeBufferPointer { p in
-            inner.withUnsafeMutableBufferPointer { s in
-                SHA256.compress(s.baseAddress!, p.baseAddress!, blocks: 1, backend: backend)
-            }
-        }
-        opad.withUnsafeBufferPointer { p in
-            outer.withUnsafeMutableBufferPointer { s in
-                SHA256.compress(s.baseAddress!, p.baseAddress!, blocks: 1, backend: backend)
-            }
-        }
+        SHA256.compress(&inner, ipad, blocks: 1, backend: backend)
+        SHA256.compress(&outer, opad, blocks: 1, backend: backend)
         return PadStates(inner: inner, outer: outer)
     }
 

@@ -50,9 +50,7 @@ public enum PBKDF2 {
         case .accelerated:
             csha256_pbkdf2_accel(pads.inner, pads.outer, u1, iterations, &t)
         case .portable:
-            t.withUnsafeMutableBufferPointer { out in
-                iteratePortable(pads: pads, u1: u1, iterations: iterations, out: out.baseAddress!)
-            }
+            iteratePortable(pads: pads, u1: u1, iterations: iterations, out: &t)
         }
         return t
     }
@@ -63,7 +61,7 @@ public enum PBKDF2 {
         // One scratch area: 64-word schedule, running U, accumulated T, inner and
         // outer states, the working state. Wiped before it is freed.
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64 + 8 * 5) { scratch in
-            let w = scratch.baseAddress!
+            guard let w = scratch.baseAddress else { preconditionFailure("a temporary allocation of 104 words has an address") }
             let u = w + 64, t = u + 8, inner = t + 8, outer = inner + 8, st = outer + 8
             for i in 0..<8 {
                 u[i] =
@@ -92,7 +90,7 @@ public enum PBKDF2 {
                 out[4 * i + 2] = UInt8(truncatingIfNeeded: t[i] >> 8)
                 out[4 * i + 3] = UInt8(truncatingIfNeeded: t[i])
             }
-            pl_wipe_words(scratch.baseAddress!, scratch.count)
+            pl_wipe_words(w, scratch.count)
         }
     }
 }

@@ -65,11 +65,7 @@ public struct SHA256: Sendable {
     }
 
     private mutating func compressBuffer() {
-        buffer.withUnsafeBufferPointer { block in
-            state.withUnsafeMutableBufferPointer { st in
-                SHA256.compress(st.baseAddress!, block.baseAddress!, blocks: 1, backend: backend)
-            }
-        }
+        SHA256.compress(&state, buffer, blocks: 1, backend: backend)
         // The block may hold a pattern's digits (HMAC's message): wipe it, and never
         // let the buffer grow into a new allocation that leaves a copy behind.
         buffer.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
@@ -93,7 +89,7 @@ public struct SHA256: Sendable {
             csha256_compress_accel(state, data, blocks)
         case .portable:
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-                let w = w.baseAddress!
+                guard let w = w.baseAddress else { preconditionFailure("a temporary allocation of 64 words has an address") }
                 for b in 0..<blocks {
                     let block = data + 64 * b
                     for i in 0..<16 {

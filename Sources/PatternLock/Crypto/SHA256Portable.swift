@@ -11,7 +11,7 @@ enum SHA256Portable {
         var a = state[0], b = state[1], c = state[2], d = state[3]
         var e = state[4], f = state[5], g = state[6], h = state[7]
         kTable.withUnsafeBufferPointer { k in
-            let k = k.baseAddress!
+            guard let k = k.baseAddress else { preconditionFailure("the round constants have an address") }
             // Rounds 0–15 use the message words as they are.
             sixteenRounds(&a, &b, &c, &d, &e, &f, &g, &h, k, w, expand: false)
             // Rounds 16–63 expand the schedule in place first.

@@ -24,13 +24,15 @@ public final class SecretBytes: @unchecked Sendable, Equatable, ExpressibleByStr
     }
 
     /// A copy of `bytes`; the caller wipes its own.
-    public convenience init(_ bytes: some Collection<UInt8>) {
-        // The fill always succeeds.
-        self.init(capacity: bytes.count) { out in
-            var n = 0
-            for b in bytes { out[n] = b; n += 1 }
-            return n
-        }!
+    public init(_ bytes: some Collection<UInt8>) {
+        storage = .allocate(capacity: max(bytes.count, 1))
+        storage.initialize(repeating: 0)
+        var n = 0
+        for b in bytes where n < storage.count {
+            storage[n] = b
+            n += 1
+        }
+        count = n
     }
 
     /// A client's or a test's pattern, which is a `String` already.

@@ -38,12 +38,8 @@ public enum Calibration {
         var best = 0.0
         for _ in 0..<rounds {
             let start = now()
-            data.withUnsafeBufferPointer { d in
-                state.withUnsafeMutableBufferPointer { st in
-                    for _ in 0..<(blocks / chunk) {
-                        SHA256.compress(st.baseAddress!, d.baseAddress!, blocks: chunk, backend: backend)
-                    }
-                }
+            for _ in 0..<(blocks / chunk) {
+                SHA256.compress(&state, data, blocks: chunk, backend: backend)
             }
             let elapsed = now() - start
             if elapsed > 0 { best = max(best, Double(blocks / chunk * chunk) / elapsed) }

@@ -43,7 +43,8 @@ public enum Sys {
         var filled = 0
         while filled < count {
             let r = out.withUnsafeMutableBytes { buf in
-                retrying { Glibc.read(fd, buf.baseAddress! + filled, count - filled) }
+                // Not empty: filled < count.
+                retrying { Glibc.read(fd, buf.baseAddress.map { $0 + filled }, count - filled) }
             }
             switch r {
             case .failure(let e): return .failure(e)
@@ -59,7 +60,7 @@ public enum Sys {
         var done = 0
         while done < bytes.count {
             let r = bytes.withUnsafeBytes { buf in
-                retrying { Glibc.write(fd, buf.baseAddress! + done, bytes.count - done) }
+                retrying { Glibc.write(fd, buf.baseAddress.map { $0 + done }, bytes.count - done) }
             }
             switch r {
             case .failure(let e): return .failure(e)
