@@ -64,7 +64,7 @@ build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
 	@mkdir -p build
 	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
 
-check: all test-swift test-system fuzz-short
+check: lint all test-swift test-system fuzz-short
 
 test-swift:
 	$(SWIFT) test -c release

@@ -23,9 +23,10 @@ demo_packages=(libpam0g-dev gcc make util-linux)
 # for real; pkg-config: where PAM modules go; groff-base: the man page checks;
 # python3 and pytest: the system tests; debhelper, dpkg-dev, lintian: make deb
 # and its checks; postgresql: the fleet tests' own database server; openssl:
-# their TLS test certificates. .ci/run installs the same.
+# their TLS test certificates; clang-format: make lint checks the C formatting
+# (swift format comes with the toolchain). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
-                debhelper dpkg-dev lintian postgresql openssl)
+                debhelper dpkg-dev lintian postgresql openssl clang-format)
 
 mode=demo
 case "${1:-}" in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: the PAM module's option parser (pl_config_parse and
  * pl_config_apply) on NUL-separated argv words, checked against a model of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: the PAM module's reply parser, pl_parse_reply, and what
  * the module does with a parsed reply (the sentences it formats).

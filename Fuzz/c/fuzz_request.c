@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: the PAM module's request encoding — pl_percent_encode,
  * pl_format_status_request, pl_format_verify_request — with every buffer

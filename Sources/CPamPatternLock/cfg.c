@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote
  * layout=phone|numpad. */
 #include <errno.h>

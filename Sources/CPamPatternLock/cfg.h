@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Module options from the pam.d line. */
 #ifndef PL_CFG_H
 #define PL_CFG_H

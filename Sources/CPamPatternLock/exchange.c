@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * One exchange with the daemon over its Unix socket: connect with a deadline,
  * check the socket and the peer are root's, send one request line and read one

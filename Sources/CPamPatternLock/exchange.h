@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One request, one reply, over the daemon's Unix socket. */
 #ifndef PL_EXCHANGE_H
 #define PL_EXCHANGE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The keys the dots are typed on: a phone keypad (1 2 3 on top) or a
  * keyboard's numeric keypad (7 8 9 on top). The daemon only knows the phone
  * layout's digits, so numpad keys are rewritten to the dots they sit on: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the user reads: the grid, and one whole sentence per outcome, with
  * the way out named. The words are pl_sentences.h's. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pam_patternlock — Android-style pattern unlock: the PAM entry points.
  *

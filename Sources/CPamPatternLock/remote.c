@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Is this a remote login? Pattern unlock is for someone at the machine. */
 #include <string.h>
 #include <strings.h>

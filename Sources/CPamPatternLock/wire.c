@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The daemon's line protocol (docs/PROTOCOL.md), the pure half: request
  * encoding, the user-name rule, and strict reply parsing with its verb and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Run-time CPU probe: may the SHA-256 kernels in sha256_x86.c / sha256_arm.c
  * run here? The kernels are compiled with per-function target attributes, so

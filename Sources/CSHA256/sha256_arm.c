@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * SHA-256 with the ARMv8 SHA-2 instructions (FEAT_SHA256).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * SHA-256 with the x86 SHA extensions (SHA-NI).
  *

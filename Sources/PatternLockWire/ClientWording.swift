@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// The exit statuses of the client commands, all documented in patternlockd(8)

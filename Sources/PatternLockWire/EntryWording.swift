@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a user reads about an entry the daemon refused, when all that is known is
 /// the reply's reason word: the PAM module and the CLI say the same sentence
 /// (Tests/Contract/sentences.txt, `invalid.*`, checked against both). The CLI,

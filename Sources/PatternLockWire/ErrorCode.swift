@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// The word of an `ERROR message=` reply (docs/PROTOCOL.md). One extensible type,

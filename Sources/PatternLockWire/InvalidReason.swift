@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// The word of an `INVALID reason=` reply for an entry that is not a pattern, or a

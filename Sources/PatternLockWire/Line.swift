@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// One protocol line: `VERB key=value …` with percent-encoded values (docs/PROTOCOL.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// The sentences a user reads about attempts and lockouts. The PAM module says

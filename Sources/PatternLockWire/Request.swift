@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import PatternLock
 
 /// A request a client may send, checked against docs/PROTOCOL.md.

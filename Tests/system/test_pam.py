@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pam_patternlock.so loaded by the real libpam (through pam_harness and a
 private confdir), against the real daemon and against fake ones."""
 import os

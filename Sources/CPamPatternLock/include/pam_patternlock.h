@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pam_patternlock — the module's pure internals: option parsing, request
  * encoding, reply parsing and the sentences the user sees. Nothing here does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Every sentence the PAM module can show a user, in one place (as pam_fprintd
  * keeps its strings in one header). Tests/Contract/sentences.txt holds the

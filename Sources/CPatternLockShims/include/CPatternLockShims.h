@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef CPATTERNLOCKSHIMS_H
 #define CPATTERNLOCKSHIMS_H
 /* What Swift cannot spell on Linux: struct ucred (SO_PEERCRED), getrandom with

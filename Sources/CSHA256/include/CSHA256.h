@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef CSHA256_H
 #define CSHA256_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// RFC 4648 base64 with the standard alphabet and no padding, as the PHC string
 /// format uses it. Decoding is strict: no padding, no whitespace, no stray bits.
 enum Base64 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A stored pattern credential: PBKDF2-HMAC-SHA256 over HMAC(pepper, pattern digits),
 /// kept as the PHC string `$pbkdf2-sha256$i=<N>$<salt>$<hash>`.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// HMAC-SHA256 (RFC 2104). The key's pad blocks are compressed once into an inner
 /// and an outer state, which PBKDF2 then reuses for every iteration.
 public enum HMACSHA256 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CSHA256
 
 /// PBKDF2-HMAC-SHA256 (RFC 8018 §5.2), shaped like fastpbkdf2: the HMAC pad states

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CSHA256
 
 /// Which SHA-256 compression function runs: the portable Swift one, or the CPU's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The portable SHA-256 compression function, tuned for the PBKDF2 loop: it takes
 /// the message as 16 host-order words (so a digest can be fed back without byte
 /// swapping), works through raw pointers (no bounds checks, no allocation), keeps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Compares two byte strings in time that depends only on their lengths, so a
 /// timing observer learns nothing about how many leading bytes of a hash matched.
 public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {

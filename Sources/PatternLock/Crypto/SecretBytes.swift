@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CPatternLockShims
 
 /// The bytes of a pattern, from the socket to the HMAC: one allocation of their

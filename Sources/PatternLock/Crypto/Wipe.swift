@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CPatternLockShims
 
 /// Overwrites a byte buffer with zeros in a way the optimizer keeps, then empties it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// RFC 3986 percent-encoding as the protocol and the record files use it: the
 /// unreserved set `A-Z a-z 0-9 - . _ ~` stands as it is, every other byte is `%XX`.
 public enum PercentEncoding {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The lockout rule: `maxFailures` consecutive failures lock the user until an
 /// administrator resets it, or — when `unlockAfter` > 0 — until that many seconds pass.
 public struct LockoutPolicy: Equatable, Sendable {

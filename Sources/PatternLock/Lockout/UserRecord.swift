@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where a failed attempt came from, as PAM told the daemon; shown by `status`.
 public struct FailureEntry: Equatable, Sendable {
     public var when: Int64

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The keys a user types the dots on. The dots themselves never move: a pattern
 /// is a shape on the 3×3 grid, stored and hashed as phone-layout digits.
 ///

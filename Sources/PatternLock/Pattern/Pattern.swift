@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CPatternLockShims
 
 /// A pattern on the 3×3 grid, phone-keypad layout (1 top-left):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where an attempt comes from, as PAM reports it.
 public struct AttemptContext: Equatable, Sendable {
     public var service: String

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the service could not do, apart from a verdict on the pattern. The wire
 /// turns each into its `ERROR message=` code; the core speaks no wire words.
 public enum ServiceError: Error, Equatable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// One mutex per user name, created on demand and dropped when nobody holds or

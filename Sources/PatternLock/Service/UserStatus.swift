@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a user's status looks like on the wire and in `patternlockd status`.
 public struct UserStatus: Equatable, Sendable {
     public var user: String

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A fleet's database address in libpq's URI form, checked before anything connects:
 ///
 ///     postgresql://USER@HOST:PORT/DB?sslmode=verify-full&sslrootcert=/etc/patternlock/db-ca.pem

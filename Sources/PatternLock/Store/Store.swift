@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where the records live: the seam between the service and a storage engine.
 ///
 /// Two stores keep the same promises: the file store (one atomic, durable file per
