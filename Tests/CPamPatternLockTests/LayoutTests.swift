@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPamPatternLock
+import PatternLock
 import Testing
 
 #if canImport(Glibc)
@@ -43,5 +44,13 @@ struct LayoutTests {
     func rows() {
         #expect(String(cString: pl_layout_rows(PL_LAYOUT_PHONE)) == "  1 2 3\n  4 5 6\n  7 8 9")
         #expect(String(cString: pl_layout_rows(PL_LAYOUT_NUMPAD)) == "  7 8 9\n  4 5 6\n  1 2 3")
+    }
+
+    @Test("the module and the daemon map every key alike", arguments: [PL_LAYOUT_PHONE, PL_LAYOUT_NUMPAD])
+    func sameMapping(layout: pl_layout) {
+        let swift: KeypadLayout = layout == PL_LAYOUT_NUMPAD ? .numpad : .phone
+        for key in "0123456789x" {
+            #expect(phoneDigits(String(key), layout) == swift.phoneDigits(String(key)), "key \(key)")
+        }
     }
 }
