@@ -205,6 +205,28 @@ def test_database_down_is_unavailable_in_time_and_the_daemons_recover(hosts, pos
             time.sleep(0.2)
 
 
+def test_reset_all_with_the_database_down_is_an_error_not_ok(fleet, postgres, make_users):
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    for _ in range(5):
+        assert verify(host, user, WRONG).startswith("FAIL")
+    postgres.stop("immediate")
+    start = time.monotonic()
+    reply = host.request("RESET all=1", timeout=10)
+    assert reply == "ERROR message=store_unavailable" and time.monotonic() - start < UNAVAILABLE_WITHIN, reply
+    r = host.cli("reset", "--all")
+    assert r.returncode == 6 and "cannot reach its database" in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout == "", r.stdout
+    # Nothing was cleared meanwhile: once the database is back, the user is still locked.
+    postgres.start()
+    deadline = time.monotonic() + 20
+    while (reply := host.request("RESET all=1")) == "ERROR message=store_unavailable":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.2)
+    assert reply == "OK count=1 locked=1", reply
+
+
 def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
     a = hosts[0]
     (user,) = make_users(1)
@@ -226,6 +248,44 @@ def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
     while verify(a, user, RIGHT) != "OK":
         assert time.monotonic() < deadline, "the daemon did not recover"
         time.sleep(0.2)
+
+
+def test_no_hash_is_computed_until_the_count_has_committed(fleet, postgres, make_users):
+    """The count is one statement in an explicit transaction, and its credential goes
+    to the hash only once COMMIT has answered: postgres-nio hands over the rows of a
+    statement before its implicit transaction commits. Here COMMIT never answers
+    (commits wait for a synchronous standby that does not exist), so a wrong pattern
+    must end in the store's deadline with no hash computed. A count run outside the
+    transaction, or a credential read before COMMIT, would hash and answer FAIL for an
+    attempt the database has not made durable."""
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"  # the pool has its connection; the deadline is the COMMIT's alone
+    deadline = time.monotonic() + 10
+    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
+        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
+        time.sleep(0.05)
+    hashed = evaluations(host)
+    postgres.commits_wait_for_a_standby(True)
+    try:
+        start = time.monotonic()
+        reply = verify(host, user, WRONG, timeout=10)
+        elapsed = time.monotonic() - start
+    finally:
+        postgres.commits_wait_for_a_standby(False)
+    figure("fleet commit unanswered", f"wrong pattern answered {reply!r} in {elapsed * 1000:.0f} ms, "
+                                      f"{evaluations(host) - hashed} hashes computed")
+    assert reply == "ERROR message=store_unavailable" and elapsed < UNAVAILABLE_WITHIN, (reply, elapsed)
+    assert evaluations(host) == hashed, host.read_log()
+    # The commit that waited went through once released: the attempt counts. (The
+    # daemon, having just waited out its deadline, fails fast for a moment.)
+    deadline = time.monotonic() + 10
+    while (status := host.request(f"STATUS user={user}")) == "ERROR message=store_unavailable":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.1)
+    assert parse_reply(status)[1]["failures"] == "1", status
+    assert verify(host, user, WRONG) == "FAIL remaining=3"
 
 
 def test_a_host_with_another_key_refuses_to_start(fleet, postgres):
