@@ -43,10 +43,10 @@ class PostgresServer:
         self.port = free_port()
         self.pw = pwd.getpwnam("postgres")
 
-    def as_postgres(self, *cmd, check=True, input=None):
+    def as_postgres(self, *cmd, check=True, input=None, timeout=120):
         r = subprocess.run(["setpriv", f"--reuid={self.pw.pw_uid}", f"--regid={self.pw.pw_gid}", "--clear-groups",
                                *map(str, cmd)], capture_output=True, text=True, input=input,
-                              cwd="/", timeout=120)
+                              cwd="/", timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"{cmd[0]} failed ({r.returncode}): {r.stdout}{r.stderr}")
         return r
@@ -85,10 +85,37 @@ class PostgresServer:
         return [master] + [int(p) for p in out]
 
     def psql(self, sql, database="postgres", role="postgres"):
-        r = self.as_postgres(PG_BIN.parent / "bin" / "psql" if (PG_BIN / "psql").exists() else "psql",
+        r = self.as_postgres(self.psql_path(),
                              "-h", self.sockets, "-p", self.port, "-U", role, "-d", database,
                              "-v", "ON_ERROR_STOP=1", "-At", "-c", sql)
         return r.stdout.strip()
+
+    def commits_wait_for_a_standby(self, waiting=True):
+        """Makes every COMMIT that wrote something wait for a synchronous standby that
+        never comes (`waiting`), or lets them all go on. Such a COMMIT does not answer
+        at all: not even statement_timeout ends the wait. Returns once the server acts
+        on the change (the checkpointer reads the setting after the reload)."""
+        if waiting:
+            self.psql("ALTER SYSTEM SET synchronous_standby_names = 'nonexistent'")
+        else:
+            self.psql("ALTER SYSTEM RESET synchronous_standby_names")
+        self.psql("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + 20
+        while self.a_commit_waits() != waiting:
+            assert time.monotonic() < deadline, "synchronous_standby_names did not take effect"
+            time.sleep(0.1)
+
+    def a_commit_waits(self, within=0.5):
+        """Whether a probe COMMIT goes unanswered for `within` seconds (it ends once commits go on)."""
+        try:
+            self.as_postgres(self.psql_path(), "-h", self.sockets, "-p", self.port, "-U", "postgres", "-d", "postgres",
+                             "-c", "CREATE TEMP TABLE commit_probe (at timestamptz)", timeout=within)
+            return False
+        except subprocess.TimeoutExpired:
+            return True
+
+    def psql_path(self):
+        return PG_BIN / "psql" if (PG_BIN / "psql").exists() else "psql"
 
     def socket_url(self):
         return f"postgresql://{ROLE}@/{DATABASE}?host={self.sockets}&port={self.port}"

@@ -205,6 +205,28 @@ def test_database_down_is_unavailable_in_time_and_the_daemons_recover(hosts, pos
             time.sleep(0.2)
 
 
+def test_reset_all_with_the_database_down_is_an_error_not_ok(fleet, postgres, make_users):
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    for _ in range(5):
+        assert verify(host, user, WRONG).startswith("FAIL")
+    postgres.stop("immediate")
+    start = time.monotonic()
+    reply = host.request("RESET all=1", timeout=10)
+    assert reply == "ERROR message=store_unavailable" and time.monotonic() - start < UNAVAILABLE_WITHIN, reply
+    r = host.cli("reset", "--all")
+    assert r.returncode == 6 and "cannot reach its database" in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout == "", r.stdout
+    # Nothing was cleared meanwhile: once the database is back, the user is still locked.
+    postgres.start()
+    deadline = time.monotonic() + 20
+    while (reply := host.request("RESET all=1")) == "ERROR message=store_unavailable":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.2)
+    assert reply == "OK count=1 locked=1", reply
+
+
 def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
     a = hosts[0]
     (user,) = make_users(1)
@@ -226,6 +248,81 @@ def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
     while verify(a, user, RIGHT) != "OK":
         assert time.monotonic() < deadline, "the daemon did not recover"
         time.sleep(0.2)
+
+
+def enrolled_and_settled(host, user):
+    """Enrolls `user`, verifies once (the pool has its connection, so a deadline is
+    the database's alone) and waits until that success has cleared the count."""
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    deadline = time.monotonic() + 10
+    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
+        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
+        time.sleep(0.05)
+
+
+def status_when_back(host, user):
+    """STATUS once the daemon asks the database again (it fails fast for a moment
+    after a call that went wrong)."""
+    deadline = time.monotonic() + 10
+    while (status := host.request(f"STATUS user={user}")) == "ERROR message=store_unavailable":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.1)
+    return parse_reply(status)[1]
+
+
+def test_a_count_whose_commit_fails_is_never_hashed(fleet, postgres, make_users):
+    """The count is one statement in an explicit transaction, and its credential goes
+    to the hash only once COMMIT has answered: postgres-nio hands over the rows of a
+    statement as soon as it completes, before the error of an implicit transaction's
+    commit that follows it. Here every commit of a count fails (a deferred trigger), so
+    the wrong pattern must be unavailable, with no hash computed and nothing counted.
+    A count run outside the transaction would hash and answer FAIL for an attempt the
+    database then rolled back: a guess evaluated and never counted."""
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    enrolled_and_settled(host, user)
+    hashed = evaluations(host)
+    postgres.psql("CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS "
+                  "$$ BEGIN RAISE EXCEPTION 'this commit is refused by the test'; END $$; "
+                  "CREATE CONSTRAINT TRIGGER refuse_commit AFTER UPDATE ON patternlock_users "
+                  "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()", database="patternlock")
+    try:
+        reply = verify(host, user, WRONG, timeout=10)
+    finally:
+        postgres.psql("DROP TRIGGER refuse_commit ON patternlock_users; DROP FUNCTION refuse_commit()",
+                      database="patternlock")
+    figure("fleet commit refused", f"wrong pattern answered {reply!r}, {evaluations(host) - hashed} hashes computed")
+    assert reply == "ERROR message=store_unavailable", reply
+    assert evaluations(host) == hashed, host.read_log()
+    assert status_when_back(host, user)["failures"] == "0"
+    assert verify(host, user, WRONG) == "FAIL remaining=4"
+
+
+def test_a_commit_that_does_not_answer_is_unavailable_in_time_and_nothing_is_hashed(fleet, postgres, make_users):
+    """COMMIT never answers (commits wait for a synchronous standby that does not
+    exist; not even statement_timeout ends that wait): the wrong pattern ends in the
+    store's deadline with no hash computed, and the count lands once commits go on.
+    (A count outside its transaction passes this one: PostgreSQL holds back an
+    implicit transaction's rows until its commit is made. The test above catches it.)"""
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    enrolled_and_settled(host, user)
+    hashed = evaluations(host)
+    postgres.commits_wait_for_a_standby(True)
+    try:
+        start = time.monotonic()
+        reply = verify(host, user, WRONG, timeout=10)
+        elapsed = time.monotonic() - start
+    finally:
+        postgres.commits_wait_for_a_standby(False)
+    figure("fleet commit unanswered", f"wrong pattern answered {reply!r} in {elapsed * 1000:.0f} ms, "
+                                      f"{evaluations(host) - hashed} hashes computed")
+    assert reply == "ERROR message=store_unavailable" and elapsed < UNAVAILABLE_WITHIN, (reply, elapsed)
+    assert evaluations(host) == hashed, host.read_log()
+    # The commit that waited went through once released: the attempt counts.
+    assert status_when_back(host, user)["failures"] == "1"
+    assert verify(host, user, WRONG) == "FAIL remaining=3"
 
 
 def test_a_host_with_another_key_refuses_to_start(fleet, postgres):

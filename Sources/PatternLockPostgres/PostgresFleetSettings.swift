@@ -1,0 +1,87 @@
+#if PostgreSQL
+import PatternLock
+import PostgresNIO
+
+/// The fleet's one row of settings: the check value that proves every host holds
+/// the same key, the iteration target, the timed unlock and the failure limit.
+extension PostgresStore {
+    /// The settings a host proposes when it is the first to use the database.
+    public struct Proposal: Sendable {
+        public var iterations: Int
+        public var unlockAfter: Int64
+        public init(iterations: Int, unlockAfter: Int64) {
+            self.iterations = iterations
+            self.unlockAfter = unlockAfter
+        }
+    }
+
+    struct Settings: Sendable {
+        var keyCheck: String
+        var iterations: Int
+        var unlockAfter: Int64
+        var maxFailures: Int
+    }
+
+    /// A value derived from the key that shows whether two hosts hold the same key
+    /// without telling anything about it.
+    public static func keyCheck(_ pepper: Pepper) -> String {
+        HMACSHA256.authenticate(Array("patternlock fleet key check v1".utf8), key: pepper.bytes)
+            .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    /// Reads the fleet's settings (first storing `proposal` and this key's check
+    /// value when the database has none) and refuses a key other than the fleet's.
+    static func checkKey(
+        _ client: PostgresClient, url: DatabaseURL, pepper: Pepper, proposal: Proposal?,
+        timeout: Double
+    ) throws(StoreError) -> Settings {
+        let check = keyCheck(pepper)
+        let settings: Settings?
+        do {
+            settings = try blocking(timeout) { () async throws -> Settings? in
+                if let p = proposal {
+                    try await client.query(
+                        """
+                        INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after)
+                        VALUES (1, \(check), \(p.iterations), \(p.unlockAfter)) ON CONFLICT (id) DO NOTHING
+                        """)
+                }
+                let rows = try await client.query(
+                    "SELECT key_check, iterations, unlock_after, max_failures FROM patternlock_settings WHERE id = 1")
+                for try await (k, i, u, m) in rows.decode((String, Int, Int64, Int).self) {
+                    return Settings(keyCheck: k, iterations: i, unlockAfter: u, maxFailures: m)
+                }
+                return nil
+            }
+        } catch {
+            throw .unavailable("Cannot read the fleet's settings from \(url): \(error.description)")
+        }
+        guard let settings else {
+            throw .refused(
+                "The database \(url) has no fleet settings yet. Start one host's patternlockd serve against it first, or run: patternlockd db import --store \(url)"
+            )
+        }
+        guard constantTimeEquals(Array(settings.keyCheck.utf8), Array(check.utf8)) else {
+            throw .refused(
+                "This host's key does not match the key the fleet's records in \(url) were made with. Copy the fleet's key file (the same 32 bytes on every host) to this host's --key-file (or the credential patternlock.key) and start again; with another key every pattern would fail and lock its user out."
+            )
+        }
+        return settings
+    }
+
+    /// Changes the fleet's iteration target or timed unlock (`patternlockd db
+    /// settings`); returns the settings now in force.
+    public func update(iterations: Int?, unlockAfter: Int64?) throws(StoreError) -> (iterations: Int, unlockAfter: Int64) {
+        try call { client in
+            let rows = try await client.query(
+                """
+                UPDATE patternlock_settings SET iterations = coalesce(\(iterations), iterations),
+                    unlock_after = coalesce(\(unlockAfter), unlock_after)
+                WHERE id = 1 RETURNING iterations, unlock_after
+                """)
+            for try await (i, u) in rows.decode((Int, Int64).self) { return (i, u) }
+            throw StoreError.refused("The database has no fleet settings.")
+        }
+    }
+}
+#endif

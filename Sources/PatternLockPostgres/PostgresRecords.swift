@@ -1,0 +1,247 @@
+#if PostgreSQL
+import PatternLock
+import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The users' records: the `Store` seam on the fleet's tables. The attempt is
+/// counted and committed before the credential is handed to the hash; success
+/// clears it; a database error is never success.
+extension PostgresStore {
+    /// Stands in where only a record's count and lock matter; matches no pattern.
+    static let noCredential = Credential(
+        iterations: Credential.minimumIterations, salt: [UInt8](repeating: 0, count: 16),
+        hash: [UInt8](repeating: 0, count: Credential.hashSize))
+
+    public func now() -> Int64 {
+        (try? call { client in
+            let rows = try await client.query("SELECT floor(extract(epoch FROM clock_timestamp()))::bigint")
+            for try await (t) in rows.decode(Int64.self) { return t }
+            return Int64(time(nil))
+        }) ?? Int64(time(nil))
+    }
+
+    public func load(_ user: String) -> Loaded {
+        guard UserName.isValid(user) else { return .missing }
+        do {
+            return try call { client -> Loaded in
+                let rows = try await client.query(
+                    """
+                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host
+                    FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
+                    WHERE u.user_name = \(user) ORDER BY f.id
+                    """)
+                var record: UserRecord?
+                var bad: String?
+                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host)
+                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?).self)
+                {
+                    if record == nil {
+                        guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
+                        record = UserRecord(
+                            user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
+                            failures: failures, lockedSince: lockedSince)
+                    }
+                    if let at, let fuid, let service, let tty, let rhost, let ruser, let host {
+                        record?.recent.append(
+                            FailureEntry(
+                                when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
+                                rhost: rhost, ruser: ruser, host: host))
+                    }
+                }
+                if let bad { return .corrupt(bad) }
+                return record.map { .record($0) } ?? .missing
+            }
+        } catch {
+            return .unavailable(error.description)
+        }
+    }
+
+    /// Creates or replaces a record with its count, lock and failure history, in one transaction.
+    public func save(_ record: UserRecord) throws(StoreError) {
+        guard UserName.isValid(record.user) else { throw .refused("Invalid user name.") }
+        let uid = record.uid.map { Int64($0) }
+        try call { client in
+            try await client.withTransaction(logger: PostgresStore.logger) { c in
+                try await c.query(
+                    """
+                    INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
+                    VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
+                    ON CONFLICT (user_name) DO UPDATE SET uid = EXCLUDED.uid, credential = EXCLUDED.credential,
+                        failures = EXCLUDED.failures, locked_since = EXCLUDED.locked_since
+                    """, logger: PostgresStore.logger)
+                try await c.query(
+                    "DELETE FROM patternlock_failures WHERE user_name = \(record.user)", logger: PostgresStore.logger)
+                for f in record.recent {
+                    try await c.query(
+                        """
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
+                        """, logger: PostgresStore.logger)
+                }
+            }
+        }
+    }
+
+    /// Adds a record with its count, lock and history unless the database already
+    /// has one for the user (db import: a record in use is never overwritten).
+    /// True when it was added.
+    public func insertIfAbsent(_ record: UserRecord) throws(StoreError) -> Bool {
+        guard UserName.isValid(record.user) else { throw .refused("Invalid user name.") }
+        let uid = record.uid.map { Int64($0) }
+        return try call { client in
+            try await client.withTransaction(logger: PostgresStore.logger) { c in
+                let rows = try await c.query(
+                    """
+                    INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
+                    VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
+                    ON CONFLICT (user_name) DO NOTHING RETURNING 1
+                    """, logger: PostgresStore.logger)
+                var added = false
+                for try await _ in rows { added = true }
+                guard added else { return false }
+                for f in record.recent {
+                    try await c.query(
+                        """
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
+                        """, logger: PostgresStore.logger)
+                }
+                return true
+            }
+        }
+    }
+
+    @discardableResult
+    public func remove(_ user: String) throws(StoreError) -> Bool {
+        guard UserName.isValid(user) else { return false }
+        return try call { client in
+            let rows = try await client.query("DELETE FROM patternlock_users WHERE user_name = \(user) RETURNING 1")
+            for try await _ in rows.decode(Int.self) { return true }
+            return false
+        }
+    }
+
+    public func users() throws(StoreError) -> [String] {
+        try call { client in
+            let rows = try await client.query("SELECT user_name FROM patternlock_users ORDER BY user_name COLLATE \"C\"")
+            var names: [String] = []
+            for try await (name) in rows.decode(String.self) { names.append(name) }
+            return names
+        }
+    }
+
+    public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount {
+        guard UserName.isValid(user), let accountUID else { return .missing }
+        let uid = Int64(accountUID), peer = Int64(entry.uid), host = hostName
+        let keep = UserRecord.recentLimit - 1
+        do {
+            return try call { client -> AttemptCount in
+                // One statement: the increment only happens while the user is not
+                // locked (or its timed lock is due), the attempt that reaches the limit
+                // locks, the failure is written beside it, and the history is kept to
+                // the newest entries. Concurrent attempts wait on the row. In an explicit
+                // transaction, so the credential is handed out only once COMMIT has
+                // answered: rows arrive before an implicit transaction commits.
+                let counted = try await client.withTransaction(logger: PostgresStore.logger) { c -> AttemptCount? in
+                    let rows = try await c.query(
+                        """
+                        WITH s AS (
+                            SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
+                            FROM patternlock_settings WHERE id = 1),
+                        up AS (
+                            UPDATE patternlock_users AS u SET
+                                failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
+                                locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= s.max_failures
+                                               THEN greatest(s.t, 1) ELSE 0 END,
+                                uid = coalesce(u.uid, \(uid))
+                            FROM s
+                            WHERE u.user_name = \(user) AND (u.uid IS NULL OR u.uid = \(uid))
+                              AND (u.locked_since = 0 OR (s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
+                            RETURNING u.credential, u.failures, u.locked_since, s.t),
+                        ins AS (
+                            INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
+                            SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host) FROM up),
+                        pruned AS (
+                            DELETE FROM patternlock_failures f
+                            WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
+                                SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
+                        SELECT credential, failures, locked_since, t FROM up
+                        """, logger: PostgresStore.logger)
+                    var found: AttemptCount?
+                    for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
+                        guard let credential = try? Credential(phc: phc) else { found = .corrupt; continue }
+                        found = .counted(
+                            UserRecord(
+                                user: user, uid: accountUID, credential: credential, failures: failures,
+                                lockedSince: lockedSince), now: t)
+                    }
+                    return found
+                }
+                if let counted { return counted }
+                // Nothing counted: say why.
+                let why = try await client.query(
+                    """
+                    SELECT u.uid, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
+                    FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
+                    """)
+                for try await (storedUID, lockedSince, unlockAfter, t) in why.decode((Int64?, Int64, Int64, Int64).self) {
+                    if let storedUID, storedUID != uid { return .missing }
+                    let record = UserRecord(
+                        user: user, uid: accountUID, credential: PostgresStore.noCredential,
+                        lockedSince: lockedSince)
+                    let policy = LockoutPolicy(unlockAfter: unlockAfter)
+                    return .locked(retryAfter: record.retryAfter(now: t, policy: policy))
+                }
+                return .missing
+            }
+        } catch {
+            return .unavailable(error.description)
+        }
+    }
+
+    public func recordSuccess(_ record: UserRecord) throws(StoreError) {
+        let user = record.user
+        try call { client in
+            _ = try await client.query(
+                """
+                WITH c AS (UPDATE patternlock_users SET failures = 0, locked_since = 0 WHERE user_name = \(user) RETURNING user_name)
+                DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name
+                """)
+        }
+    }
+
+    public func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError) {
+        try call { client in
+            _ = try await client.query(
+                """
+                UPDATE patternlock_users SET credential = \(fresh.phc) WHERE user_name = \(user) AND credential = \(previous.phc)
+                """)
+        }
+    }
+
+    public func reset(_ user: String) throws(StoreError) -> UserRecord? {
+        guard UserName.isValid(user) else { return nil }
+        return try call { client -> UserRecord? in
+            let rows = try await client.query(
+                """
+                WITH old AS (
+                    SELECT user_name, uid, credential, failures, locked_since FROM patternlock_users
+                    WHERE user_name = \(user) FOR UPDATE),
+                c AS (UPDATE patternlock_users u SET failures = 0, locked_since = 0 FROM old
+                      WHERE u.user_name = old.user_name RETURNING u.user_name),
+                d AS (DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name)
+                SELECT uid, credential, failures, locked_since FROM old
+                """)
+            for try await (uid, phc, failures, lockedSince) in rows.decode((Int64?, String, Int, Int64).self) {
+                return UserRecord(
+                    user: user, uid: uid.flatMap { UInt32(exactly: $0) },
+                    credential: (try? Credential(phc: phc)) ?? PostgresStore.noCredential,
+                    failures: failures, lockedSince: lockedSince)
+            }
+            return nil
+        }
+    }
+}
+#endif
