@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fleet mode (issue 9): several hosts' daemons on one real PostgreSQL database
 share the enrolments and ONE 5-guess budget per user, and a database that is down
 or slow is never success.
