@@ -156,6 +156,38 @@ struct GuessingTests {
         #expect(EnrollPolicy().refusedPatternCount() < GuessRanking.patternCount / 100)
     }
 
+    @Test("The default holds on other random splits of the same people into 5 folds, on average")
+    func otherSplits() {
+        // People with the same pattern are interchangeable, so dealing the people out
+        // again (each pattern repeated by its count, shuffled) is a new random split.
+        var people: [Int] = []
+        for (i, c) in PatternCounts.publicData().entries { people += Array(repeating: i, count: c) }
+        var rng = SplitMix(seed: 21)
+        var lines: [String] = []
+        var sums = (refused: 0.0, frequency: 0.0, model: 0.0)
+        let thresholds = [300, EnrollPolicy.defaultThreshold, 1000]
+        var byThreshold = [Int: [Double]]()
+        let splits = 4
+        for _ in 0..<splits {
+            people.shuffle(using: &rng)
+            var folds = [[Int: Int]](repeating: [:], count: 5)
+            for (n, i) in people.enumerated() { folds[n % 5][i, default: 0] += 1 }
+            let cv = CrossValidation(data: folds.map { PatternCounts($0) })
+            for t in thresholds {
+                let r = EnrollPolicy(threshold: t).crossValidated(guesses: [5], on: cv)
+                byThreshold[t, default: []].append(r.renormalized(r.withPolicyByFrequency[0]))
+                if t == EnrollPolicy.defaultThreshold {
+                    sums.refused += r.refusedShare / Double(splits)
+                    sums.frequency += r.renormalized(r.withPolicyByFrequency[0]) / Double(splits)
+                    sums.model += r.renormalized(r.withPolicyByModel[0]) / Double(splits)
+                    lines.append("refused \(r.refusedShare), 5 guesses \(r.renormalized(r.withPolicyByFrequency[0])) / \(r.renormalized(r.withPolicyByModel[0]))")
+                }
+            }
+        }
+        print("other splits, default: \(lines); mean \(sums); by threshold (frequency): \(byThreshold.sorted { $0.key < $1.key })")
+        #expect(sums.frequency < 0.01 && sums.model < 0.01)
+    }
+
     @Test("Rotations and mirror images of a pattern share its orientation rank")
     func orientationRank() throws {
         let base = try pattern("2486")
@@ -224,6 +256,19 @@ struct GuessingTests {
         } else { Issue.record("diamond allowed") }
         #expect(GuessFeedback.strength(guesses: 123_456) .hasPrefix("Strong: "))
         #expect(GuessFeedback.strength(guesses: 123_456).contains("about 120,000 guesses"))
+    }
+}
+
+/// A small seeded generator, so the test's splits are the same on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 
