@@ -91,7 +91,7 @@ public struct CrossValidation: Sendable {
                 }
                 return guesses.map { k in k == 0 ? 0 : cumulative[min(k, cumulative.count) - 1] }
             }
-            func attack(byFrequency: Bool, allowed: (Int) -> Bool) -> [Int] {
+            func attack(byFrequency: Bool, policyApplies: Bool, allowed: (Int) -> Bool) -> [Int] {
                 var list: [Int] = []
                 var taken = Set<Int>()
                 if byFrequency {
@@ -100,17 +100,19 @@ public struct CrossValidation: Sendable {
                         taken.insert(i)
                     }
                 }
-                for i in fold.order where list.count < limit {
+                // The first `threshold` patterns in the model's order are refused by it: skip them.
+                let skip = policyApplies && policy.threshold > 0 ? min(policy.threshold, fold.order.count) : 0
+                for i in fold.order[skip...] where list.count < limit {
                     let i = Int(i)
                     if !taken.contains(i) && allowed(i) { list.append(i) }
                 }
                 return hits(list)
             }
             let add = { (a: inout [Int], b: [Int]) in for j in a.indices { a[j] += b[j] } }
-            add(&result.withoutPolicyByFrequency, attack(byFrequency: true) { _ in true })
-            add(&result.withoutPolicyByModel, attack(byFrequency: false) { _ in true })
-            add(&result.withPolicyByFrequency, attack(byFrequency: true) { !refuses($0) })
-            add(&result.withPolicyByModel, attack(byFrequency: false) { !refuses($0) })
+            add(&result.withoutPolicyByFrequency, attack(byFrequency: true, policyApplies: false) { _ in true })
+            add(&result.withoutPolicyByModel, attack(byFrequency: false, policyApplies: false) { _ in true })
+            add(&result.withPolicyByFrequency, attack(byFrequency: true, policyApplies: true) { !refuses($0) })
+            add(&result.withPolicyByModel, attack(byFrequency: false, policyApplies: true) { !refuses($0) })
         }
         return result
     }
