@@ -139,12 +139,16 @@ public struct GuessingModel: Sendable {
             classCounts[id, default: 0] += Double(count)
             classMembers[id] = members
         }
-        let seenTotal = seen.values.reduce(0, +)
+        // Sums in index order: a dictionary's order changes from process to process,
+        // and a sum's last bit with it, which could swap two nearly tied ranks.
+        let seenTotal = seen.keys.sorted().reduce(0.0) { $0 + seen[$1]! }
         self.seen = seen.mapValues { $0 / seenTotal }
         let start0 = self.start, length0 = self.length
         var classes: [Int32: (share: Double, chainSum: Double, size: Int)] = [:]
         var classTotal = 0.0
-        for (id, c) in classCounts where c - p.discount > 0 {
+        for id in classCounts.keys.sorted() {
+            let c = classCounts[id]!
+            guard c - p.discount > 0 else { continue }
             classTotal += c - p.discount
             let chainSum = classMembers[id, default: []].reduce(0.0) {
                 $0 + GuessingModel.chain(PatternIndex.dots(at: $1), start: start0, length: length0, moves: moves)
