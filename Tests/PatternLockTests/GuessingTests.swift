@@ -156,6 +156,20 @@ struct GuessingTests {
         #expect(EnrollPolicy().refusedPatternCount() < GuessRanking.patternCount / 100)
     }
 
+    @Test("The patterns the public data's frequency attacker tries first are refused")
+    func frequentPatternsRefused() {
+        // An attacker with the whole public data guesses its most frequent allowed
+        // patterns first: under the default they are ones few people chose.
+        let policy = EnrollPolicy()
+        let data = PatternCounts.publicData()
+        let allowed = data.entries.filter { !policy.refuses(PatternIndex.dots(at: $0.index), ranking: Self.ranking) }
+            .sorted { $0.count > $1.count }
+        let top = allowed.prefix(5).map { (PatternIndex.key(of: PatternIndex.dots(at: $0.index)), $0.count) }
+        let refusedPeople = data.people - allowed.reduce(0) { $0 + $1.count }
+        print("public data under the default: \(refusedPeople) of \(data.people) refused; most frequent allowed: \(top)")
+        #expect(allowed.prefix(5).reduce(0) { $0 + $1.count } <= 15)
+    }
+
     @Test("The default holds on other random splits of the same people into 5 folds, on average")
     func otherSplits() {
         // People with the same pattern are interchangeable, so dealing the people out
@@ -165,7 +179,7 @@ struct GuessingTests {
         var rng = SplitMix(seed: 21)
         var lines: [String] = []
         var sums = (refused: 0.0, frequency: 0.0, model: 0.0)
-        let thresholds = [300, EnrollPolicy.defaultThreshold, 1000]
+        let thresholds = [300, 400, 500, EnrollPolicy.defaultThreshold, 1000]
         var byThreshold = [Int: [Double]]()
         let splits = 4
         for _ in 0..<splits {

@@ -51,7 +51,7 @@ public struct GuessingModel: Sendable {
         /// Chosen by cross-validation on the public data (docs/GUESSING.md).
         public static let published = Parameters(
             startSmoothing: 1, lengthSmoothing: 1, symmetryPooling: 0.5, moveSmoothing: 1, backoff: 5,
-            discount: 0.5, classEvenShare: 0.3, chainWeight: 0.5, classWeight: 0.3, seenWeight: 0.2)
+            discount: 0.5, classEvenShare: 0.3, chainWeight: 0.4, classWeight: 0.25, seenWeight: 0.35)
 
         /// The chain alone, no symmetry pooling: tests use it to check that figures follow the parameters.
         public static let chainOnly = Parameters(
