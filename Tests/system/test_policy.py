@@ -324,3 +324,27 @@ def test_policy_check_reads_stdin_only():
     assert r.returncode == 0 and "Accepted." in r.stdout
     r = subprocess.run([str(DAEMON), "policy", "--check", "14789"], capture_output=True, text=True)
     assert r.returncode != 0
+
+
+def test_the_counts_script_regenerates_counts_from_an_artifact_file(tmp_path):
+    """scripts/guessing-counts.py on a small file in the artifact's format (dots 0-8,
+    one pattern a line): valid patterns are counted per fold, invalid ones skipped
+    and reported, and the output is the Swift data file's shape."""
+    import gzip
+    import pathlib
+    import sys
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "guessing-counts.py"
+    lines = ["0.3.6.7.8"] * 3 + ["1.4.7.5"] + ["0.2.5.8"] + ["0.1"]  # 0.2 passes over unused 1; 0.1 too short
+    artifact = tmp_path / "all_related.txt.gz"
+    with gzip.open(artifact, "wt") as f:
+        f.write("\n".join(lines) + "\n")
+    out = tmp_path / "counts.swift"
+    r = subprocess.run([sys.executable, str(script), str(artifact), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "skipped 2 invalid patterns" in r.stderr and "4 people, 2 distinct patterns" in r.stderr, r.stderr
+    text = out.read_text()
+    assert "25af1a6" in text and "static let skippedInvalid = 2" in text and "static let foldCount = 5" in text
+    keys = re.search(r"keys: \[UInt32\] = \[\s*(.*?)\s*\]", text, re.S)[1]
+    assert keys.replace(",", " ").split() == ["2586", "14789"], keys  # 1.4.7.5 and 0.3.6.7.8, dots 1-9
+    counts = [int(c) for c in re.search(r"counts: \[UInt8\] = \[\s*(.*?)\s*\]", text, re.S)[1].replace(",", " ").split()]
+    assert len(counts) == 2 * 5 and sum(counts) == 4
