@@ -70,7 +70,6 @@ public struct CrossValidation: Sendable {
         public func renormalized(_ hits: Int) -> Double {
             people > refused ? Double(hits) / Double(people - refused) : 0
         }
-        public func without(_ hits: Int) -> Double { raw(hits) }
     }
 
     public func evaluate(_ policy: EnrollPolicy, guesses: [Int] = [5, 10, 20]) -> Result {
@@ -84,12 +83,11 @@ public struct CrossValidation: Sendable {
             func hits(_ list: [Int]) -> [Int] {
                 var cumulative: [Int] = []
                 var total = 0
-                for (n, i) in list.enumerated() {
+                for i in list {
                     total += fold.test[i] ?? 0
                     cumulative.append(total)
-                    _ = n
                 }
-                return guesses.map { k in k == 0 ? 0 : cumulative[min(k, cumulative.count) - 1] }
+                return guesses.map { k in k == 0 || cumulative.isEmpty ? 0 : cumulative[min(k, cumulative.count) - 1] }
             }
             func attack(byFrequency: Bool, policyApplies: Bool, allowed: (Int) -> Bool) -> [Int] {
                 var list: [Int] = []
