@@ -64,12 +64,13 @@ struct PolicyOptions: ParsableArguments {
 extension PatternLockd {
     struct Policy: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show what the enroll policy refuses and what it buys, under the guessing model.",
+            abstract: "Show what the enroll policy refuses and what it buys, cross-validated on real patterns.",
             discussion: """
-                Takes the same policy options as `serve` and prints, under the guessing model \
-                (docs/GUESSING.md): how many patterns the policy refuses, their share of the \
-                model's probability, and an attacker's success within 5, 10 and 20 guesses with \
-                and without the policy. Needs no daemon.
+                Takes the same policy options as `serve` and prints, from k-fold cross-validation \
+                on the public data the guessing model is fitted to (docs/GUESSING.md): the share \
+                of real people whose first choice the policy refuses, and an attacker's success \
+                within 5, 10 and 20 guesses with and without the policy, then the trade-off \
+                between the threshold, the people refused and the 5-guess success. Needs no daemon.
 
                 With --check, reads one pattern from the terminal (echo off) or one line of \
                 stdin and says whether the policy accepts it and how many guesses it would take. \
@@ -85,28 +86,57 @@ extension PatternLockd {
             let clock = ContinuousClock()
             var built: GuessRanking?
             let elapsed = clock.measure { built = GuessRanking.published }
-            guard built != nil else { return }
+            guard let ranking = built else { return }
             let policy: EnrollPolicy
             switch policyOptions.makePolicy() {
             case .failure(let e): throw fail(e)
             case .success(let p): policy = p
             }
             if check { return try checkOne(policy) }
-            let f = policy.figures(guesses: [5, 10, 20])
-            let ms = Double(elapsed.components.attoseconds / 1_000_000_000_000_000) + Double(elapsed.components.seconds) * 1000
+            var validation: CrossValidation?
+            let cvElapsed = clock.measure { validation = CrossValidation.published }
+            guard let validation else { return }
+            let r = policy.crossValidated(guesses: [5, 10, 20], on: validation)
+            let refusedPatterns = policy.refusedPatternCount()
+            let all = GuessRanking.patternCount
             print("Enroll policy: \(PolicyOptions.summary(policy)).")
-            print("Guessing model: \(GuessFeedback.grouped(GuessRanking.patternCount)) patterns ranked in \(Int(ms)) ms (docs/GUESSING.md).")
+            print("Guessing model: fitted to \(GuessFeedback.grouped(ranking.model.people)) real people's patterns, \(PublicPatternCounts.source);")
+            print("  \(GuessFeedback.grouped(all)) patterns ranked in \(milliseconds(elapsed)) ms (docs/GUESSING.md).")
             print("")
-            print("Refused: \(GuessFeedback.grouped(f.refusedCount)) patterns (\(percent(Double(f.refusedCount) / Double(GuessRanking.patternCount))) of all),")
-            print("  the first choice of \(percent(f.refusedShare)) of people under the model; they choose again.")
+            print("Cross-validated on that data (\(validation.foldCount) folds: fitted to \(validation.foldCount - 1), tested on the one left out; \(milliseconds(cvElapsed)) ms):")
+            print("Refused: the first choice of \(percent(r.refusedShare)) of people (\(GuessFeedback.grouped(r.refused)) of \(GuessFeedback.grouped(r.people))); they choose again.")
+            print("  \(GuessFeedback.grouped(refusedPatterns)) of \(GuessFeedback.grouped(all)) patterns (\(percent(Double(refusedPatterns) / Double(all)))), rotations and mirror images included.")
             print("")
-            print("An attacker who knows the policy and tries the likeliest allowed patterns first")
-            print("unlocks this share of users:")
-            print("  guesses   without policy   with policy")
-            for (i, k) in f.guesses.enumerated() {
-                print("  \(pad(String(k), 7))   \(pad(percent(f.successWithout[i]), 14))   \(pad(percent(f.successWith[i]), 11))")
+            print("An attacker trained on the other folds who knows the policy unlocks this share of")
+            print("people, guessing in order of frequency in the data (then the model's) or in the model's order:")
+            print("           without policy             with policy: renormalized (raw)")
+            print("  guesses  by frequency  by model     by frequency        by model")
+            for (i, k) in r.guesses.enumerated() {
+                let freq = "\(percent(r.renormalized(r.withPolicyByFrequency[i]))) (\(percent(r.raw(r.withPolicyByFrequency[i]))))"
+                let model = "\(percent(r.renormalized(r.withPolicyByModel[i]))) (\(percent(r.raw(r.withPolicyByModel[i]))))"
+                print("  \(pad(String(k), 7))  \(pad(percent(r.raw(r.withoutPolicyByFrequency[i])), 12))  \(pad(percent(r.raw(r.withoutPolicyByModel[i])), 8))  \(pad(freq, 18))  \(pad(model, 18))")
             }
+            print("Renormalized: people whose first choice is refused choose again like the others")
+            print("(hits over the people allowed); raw: they count as not unlocked (hits over all people).")
+            print("")
+            print("Trade-off (the same cross-validation; success within 5 guesses, renormalized):")
+            print("  threshold  refused people  refused patterns  by frequency  by model")
+            var thresholds = CrossValidation.tradeOffThresholds
+            if !thresholds.contains(policy.threshold) { thresholds.append(policy.threshold) }
+            for t in thresholds.sorted() {
+                var p = policy
+                p.threshold = t
+                let row = t == policy.threshold ? r : p.crossValidated(guesses: [5], on: validation)
+                let count = t == policy.threshold ? refusedPatterns : p.refusedPatternCount()
+                let mark = t == policy.threshold ? " *" : ""
+                print("  \(pad(GuessFeedback.grouped(t), 9))  \(pad(percent(row.refusedShare), 14))  \(pad(GuessFeedback.grouped(count), 16))  \(pad(percent(row.renormalized(row.withPolicyByFrequency[0])), 12))  \(pad(percent(row.renormalized(row.withPolicyByModel[0])), 8))\(mark)")
+            }
+            print("(* this policy; threshold 0: the guessing check off.)")
             print("The lockout allows \(LockoutPolicy.defaultMaxFailures) guesses before an administrator resets it.")
+        }
+
+        private func milliseconds(_ d: Duration) -> Int {
+            Int(d.components.seconds) * 1000 + Int(d.components.attoseconds / 1_000_000_000_000_000)
         }
 
         private func checkOne(_ policy: EnrollPolicy) throws {
