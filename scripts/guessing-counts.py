@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Regenerates Sources/PatternLock/Guessing/Data/PublicPatternCounts.swift, the
 derived counts the guessing model is fitted to and cross-validated on
 (docs/GUESSING.md), from the public artifact file:

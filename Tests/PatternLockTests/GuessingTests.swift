@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -96,19 +97,22 @@ struct GuessingTests {
         }
     }
 
-    @Test("Common shapes of the public data and the published ones, in every rotation and mirror image, are refused",
-          arguments: [
-              "12369", "1235789", "14789", "1478", "1236", "2589", "123654789", "1596", "7415963", "14753",
-              "2486", "24865", "2586", "2584", "4753", "2357", "12369874", "1254", "12357", "3214789",
-              "1478963", "7415369", "321456987",
-          ])
+    @Test(
+        "Common shapes of the public data and the published ones, in every rotation and mirror image, are refused",
+        arguments: [
+            "12369", "1235789", "14789", "1478", "1236", "2589", "123654789", "1596", "7415963", "14753",
+            "2486", "24865", "2586", "2584", "4753", "2357", "12369874", "1254", "12357", "3214789",
+            "1478963", "7415369", "321456987",
+        ])
     func commonShapesRefused(digits: String) throws {
         let policy = EnrollPolicy()
         let base = try pattern(digits)
         for s in GridSymmetry.allCases {
             let image = Pattern(unchecked: s.map(base.dots))
             guard case .common = policy.refusal(for: image) else {
-                Issue.record("\(image.digits) (\(digits) under \(s)) allowed: rank \(Self.ranking.rank(of: image)), best orientation \(Self.ranking.orientationRank(of: image))")
+                Issue.record(
+                    "\(image.digits) (\(digits) under \(s)) allowed: rank \(Self.ranking.rank(of: image)), best orientation \(Self.ranking.orientationRank(of: image))"
+                )
                 continue
             }
         }
@@ -149,7 +153,9 @@ struct GuessingTests {
         var result: CrossValidation.Result?
         let elapsed = clock.measure { result = EnrollPolicy().crossValidated(guesses: [5, 10, 20]) }
         guard let r = result else { return }
-        print("cross-validation \(elapsed): refused \(r.refused) of \(r.people); by frequency \(r.withPolicyByFrequency), by model \(r.withPolicyByModel); without \(r.withoutPolicyByFrequency)")
+        print(
+            "cross-validation \(elapsed): refused \(r.refused) of \(r.people); by frequency \(r.withPolicyByFrequency), by model \(r.withPolicyByModel); without \(r.withoutPolicyByFrequency)"
+        )
         #expect(r.renormalized(r.withPolicyByFrequency[0]) < 0.01)
         #expect(r.renormalized(r.withPolicyByModel[0]) < 0.01)
         #expect(r.refusedShare < 0.9)
@@ -194,7 +200,9 @@ struct GuessingTests {
                     sums.refused += r.refusedShare / Double(splits)
                     sums.frequency += r.renormalized(r.withPolicyByFrequency[0]) / Double(splits)
                     sums.model += r.renormalized(r.withPolicyByModel[0]) / Double(splits)
-                    lines.append("refused \(r.refusedShare), 5 guesses \(r.renormalized(r.withPolicyByFrequency[0])) / \(r.renormalized(r.withPolicyByModel[0]))")
+                    lines.append(
+                        "refused \(r.refusedShare), 5 guesses \(r.renormalized(r.withPolicyByFrequency[0])) / \(r.renormalized(r.withPolicyByModel[0]))"
+                    )
                 }
             }
         }
@@ -210,13 +218,15 @@ struct GuessingTests {
         #expect(ranks[0] == GridSymmetry.allCases.map { Self.ranking.rank(of: Pattern(unchecked: $0.map(base.dots))) }.min())
     }
 
-    @Test("Well-known shapes and their mirror images are refused", arguments: [
-        "14789", "36987", "74123", "96321",  // L
-        "1235789", "3215987",  // Z
-        "7415963", "9635741",  // N
-        "12369874", "1254", "5698",  // squares
-        "123654789", "12357", "32159",  // lines, 7
-    ])
+    @Test(
+        "Well-known shapes and their mirror images are refused",
+        arguments: [
+            "14789", "36987", "74123", "96321",  // L
+            "1235789", "3215987",  // Z
+            "7415963", "9635741",  // N
+            "12369874", "1254", "5698",  // squares
+            "123654789", "12357", "32159",  // lines, 7
+        ])
     func wellKnownRefused(digits: String) throws {
         let policy = EnrollPolicy()
         let refusal = policy.refusal(for: try pattern(digits))
@@ -267,8 +277,10 @@ struct GuessingTests {
         let diamond = try pattern("2486")
         if let refusal = policy.refusal(for: diamond) {
             #expect(GuessFeedback.sentence(for: refusal, pattern: diamond).contains("a diamond from the middle of an edge"))
-        } else { Issue.record("diamond allowed") }
-        #expect(GuessFeedback.strength(guesses: 123_456) .hasPrefix("Strong: "))
+        } else {
+            Issue.record("diamond allowed")
+        }
+        #expect(GuessFeedback.strength(guesses: 123_456).hasPrefix("Strong: "))
         #expect(GuessFeedback.strength(guesses: 123_456).contains("about 120,000 guesses"))
     }
 }

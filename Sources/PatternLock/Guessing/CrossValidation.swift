@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What an enroll policy does to real people, measured by k-fold cross-validation
 /// on the committed counts of the public data (docs/GUESSING.md): for each fold,
 /// the model is fitted to the other folds, and the fold's people are the test.
@@ -40,9 +41,9 @@ public struct CrossValidation: Sendable {
                 for (i, c) in data[g].entries { training[i, default: 0] += c }
             }
             let ranking = GuessRanking(model: GuessingModel(counts: PatternCounts(training), parameters: parameters))
-            let byFrequency = training.keys.sorted {
-                training[$0]! != training[$1]! ? training[$0]! > training[$1]! : ranking.rank(atIndex: $0) < ranking.rank(atIndex: $1)
-            }
+            let byFrequency = training.sorted {
+                $0.value != $1.value ? $0.value > $1.value : ranking.rank(atIndex: $0.key) < ranking.rank(atIndex: $1.key)
+            }.map(\.key)
             var test: [Int: Int] = [:]
             for (i, c) in data[f].entries { test[i, default: 0] += c }
             folds.append(Fold(ranking: ranking, order: ranking.order(), test: test, byFrequency: byFrequency))
@@ -74,9 +75,10 @@ public struct CrossValidation: Sendable {
 
     public func evaluate(_ policy: EnrollPolicy, guesses: [Int] = [5, 10, 20]) -> Result {
         let limit = guesses.max() ?? 0
-        var result = Result(threshold: policy.threshold, people: people, refused: 0, guesses: guesses,
-                            withoutPolicyByFrequency: guesses.map { _ in 0 }, withoutPolicyByModel: guesses.map { _ in 0 },
-                            withPolicyByFrequency: guesses.map { _ in 0 }, withPolicyByModel: guesses.map { _ in 0 })
+        var result = Result(
+            threshold: policy.threshold, people: people, refused: 0, guesses: guesses,
+            withoutPolicyByFrequency: guesses.map { _ in 0 }, withoutPolicyByModel: guesses.map { _ in 0 },
+            withPolicyByFrequency: guesses.map { _ in 0 }, withPolicyByModel: guesses.map { _ in 0 })
         for fold in folds {
             let refuses = { (index: Int) -> Bool in policy.refuses(PatternIndex.dots(at: index), ranking: fold.ranking) }
             for (i, c) in fold.test where refuses(i) { result.refused += c }

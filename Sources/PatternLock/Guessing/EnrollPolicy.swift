@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which new patterns the daemon accepts: not one of the `threshold` patterns an
 /// informed attacker tries first (in any of its 8 orientations), at least
 /// `minimumDots` dots, and not on the administrator's denylist. Verifying is never
@@ -20,8 +21,10 @@ public struct EnrollPolicy: Sendable {
     public var denylist: Set<[Int]>
     public let ranking: GuessRanking
 
-    public init(threshold: Int = EnrollPolicy.defaultThreshold, minimumDots: Int = EnrollPolicy.defaultMinimumDots,
-                denylist: Set<[Int]> = [], ranking: GuessRanking = .published) {
+    public init(
+        threshold: Int = EnrollPolicy.defaultThreshold, minimumDots: Int = EnrollPolicy.defaultMinimumDots,
+        denylist: Set<[Int]> = [], ranking: GuessRanking = .published
+    ) {
         self.threshold = threshold
         self.minimumDots = minimumDots
         self.denylist = denylist
@@ -72,13 +75,15 @@ public struct EnrollPolicy: Sendable {
         let longEnough = refused.filter { PatternIndex.dots(at: $0).count >= minimumDots }.count
         // Patterns of n dots: 1,624, 7,152, 26,016, 72,912, 140,704, 140,704 for n = 4…9.
         let byLength = [4: 1624, 5: 7152, 6: 26016, 7: 72912, 8: 140_704, 9: 140_704]
-        return longEnough + (4..<minimumDots).reduce(0) { $0 + byLength[$1]! }
+        return longEnough + (4..<minimumDots).reduce(0) { $0 + byLength[$1, default: 0] }
     }
 
     /// The policy's figures on real people: k-fold cross-validation on the public
     /// data (`CrossValidation`), each fold's model fitted to the other folds.
-    public func crossValidated(guesses: [Int] = [5, 10, 20],
-                               on validation: CrossValidation = .published) -> CrossValidation.Result {
+    public func crossValidated(
+        guesses: [Int] = [5, 10, 20],
+        on validation: CrossValidation = .published
+    ) -> CrossValidation.Result {
         validation.evaluate(self, guesses: guesses)
     }
 

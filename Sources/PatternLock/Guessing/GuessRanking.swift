@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every one of the 389,112 patterns with its guess rank under a guessing model: 1
 /// is the pattern an informed attacker tries first. Built once (a fraction of a
 /// second in release), deterministic (ties go to the smaller pattern index, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An estimate of how likely a person is to choose each pattern, fitted to counts
 /// of real people's patterns (docs/GUESSING.md). A mixture of three parts:
 ///
@@ -33,9 +34,11 @@ public struct GuessingModel: Sendable {
         public var classWeight: Double
         public var seenWeight: Double
 
-        public init(startSmoothing: Double, lengthSmoothing: Double, symmetryPooling: Double, moveSmoothing: Double,
-                    backoff: Double, discount: Double, classEvenShare: Double, chainWeight: Double,
-                    classWeight: Double, seenWeight: Double) {
+        public init(
+            startSmoothing: Double, lengthSmoothing: Double, symmetryPooling: Double, moveSmoothing: Double,
+            backoff: Double, discount: Double, classEvenShare: Double, chainWeight: Double,
+            classWeight: Double, seenWeight: Double
+        ) {
             self.startSmoothing = startSmoothing
             self.lengthSmoothing = lengthSmoothing
             self.symmetryPooling = symmetryPooling
@@ -120,7 +123,8 @@ public struct GuessingModel: Sendable {
         for previous in 0...9 {
             for from in 1...9 where from != previous {
                 for to in 1...9 where to != from && to != previous {
-                    moves[(previous * 10 + from) * 10 + to] = second[(previous * 10 + from) * 10 + to]
+                    moves[(previous * 10 + from) * 10 + to] =
+                        second[(previous * 10 + from) * 10 + to]
                         + p.backoff * firstOrder[from * 10 + to]
                 }
             }
@@ -141,13 +145,12 @@ public struct GuessingModel: Sendable {
         }
         // Sums in index order: a dictionary's order changes from process to process,
         // and a sum's last bit with it, which could swap two nearly tied ranks.
-        let seenTotal = seen.keys.sorted().reduce(0.0) { $0 + seen[$1]! }
+        let seenTotal = seen.sorted { $0.key < $1.key }.reduce(0.0) { $0 + $1.value }
         self.seen = seen.mapValues { $0 / seenTotal }
         let start0 = self.start, length0 = self.length
         var classes: [Int32: (share: Double, chainSum: Double, size: Int)] = [:]
         var classTotal = 0.0
-        for id in classCounts.keys.sorted() {
-            let c = classCounts[id]!
+        for (id, c) in classCounts.sorted(by: { $0.key < $1.key }) {
             guard c - p.discount > 0 else { continue }
             classTotal += c - p.discount
             let chainSum = classMembers[id, default: []].reduce(0.0) {
@@ -212,12 +215,15 @@ public struct GuessingModel: Sendable {
         let start = self.start, length = self.length
         moves.withUnsafeBufferPointer { moves in
             out.withUnsafeMutableBufferPointer { out in
-                PatternIndex.forEach(first: { start[$0] }, moves: { used, previous, last, factors in
-                    let row = (previous * 10 + last) * 10
-                    var total = 0.0
-                    for next in 1...9 where PatternIndex.allowed(used, last, next) { total += moves[row + next] }
-                    for next in 1...9 { factors[next] = total > 0 ? moves[row + next] / total : 0 }
-                }) { index, weight, n, _ in
+                PatternIndex.forEach(
+                    first: { start[$0] },
+                    moves: { used, previous, last, factors in
+                        let row = (previous * 10 + last) * 10
+                        var total = 0.0
+                        for next in 1...9 where PatternIndex.allowed(used, last, next) { total += moves[row + next] }
+                        for next in 1...9 { factors[next] = total > 0 ? moves[row + next] / total : 0 }
+                    }
+                ) { index, weight, n, _ in
                     out[index] = w.chain * weight * length[n]
                 }
             }

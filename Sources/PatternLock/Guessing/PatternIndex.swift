@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Numbers every valid pattern 0…389,111 in dictionary order of its dots, a
 /// pattern before its extensions (1235, 12354, 123547, …, 1236, …). The number is
 /// computed from a table of 10,240 subtree sizes, so the guessing tables are flat
@@ -138,7 +139,7 @@ public enum PatternIndex {
     /// The numbers of a pattern's images under the 8 symmetries of the grid
     /// (`GridSymmetry.allCases` order; the first is the pattern itself).
     public static func images(of dots: [Int]) -> [Int] {
-        GridSymmetry.allCases.map { s in index(of: dots.lazy.map { s.map($0) })! }
+        GridSymmetry.allCases.compactMap { s in index(of: dots.lazy.map { s.map($0) }) }
     }
 
     /// Calls `body(index, dots, length)` for every pattern in order, with the
@@ -146,9 +147,11 @@ public enum PatternIndex {
     /// weight, used, previous, last, next)` gives the factor a move multiplies the
     /// weight by; a pattern's weight is the product along its moves times
     /// `first(dot)`, handed to `body` as well.
-    static func forEach(first: (Int) -> Double,
-                        moves: (_ used: Int, _ previous: Int, _ last: Int, _ out: inout [Double]) -> Void,
-                        _ body: (_ index: Int, _ weight: Double, _ length: Int, _ dots: UnsafeMutablePointer<Int>) -> Void) {
+    static func forEach(
+        first: (Int) -> Double,
+        moves: (_ used: Int, _ previous: Int, _ last: Int, _ out: inout [Double]) -> Void,
+        _ body: (_ index: Int, _ weight: Double, _ length: Int, _ dots: UnsafeMutablePointer<Int>) -> Void
+    ) {
         var index = 0
         var factors = [[Double]](repeating: [Double](repeating: 0, count: 10), count: 10)
         let buffer = UnsafeMutablePointer<Int>.allocate(capacity: 9)

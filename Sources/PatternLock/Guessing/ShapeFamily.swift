@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A shape people draw on purpose — a letter, a digit, a square, straight
 /// strokes — given by the patterns that draw it in one orientation. The model
 /// adds every rotation and mirror image and the same strokes drawn backwards.
@@ -39,7 +40,8 @@ public struct ShapeFamily: Sendable, Equatable {
         ShapeFamily(id: "square", phrase: "a square", weight: 0.08, drawings: ["12369874", "1254"]),
         ShapeFamily(id: "diamond", phrase: "a diamond", weight: 0.02, drawings: ["2486", "24865"]),
         ShapeFamily(id: "triangle", phrase: "a triangle", weight: 0.02, drawings: ["159874"]),
-        ShapeFamily(id: "lines", phrase: "straight strokes", weight: 0.05,
-                    drawings: ["123654789", "123456789", "123456", "1234"]),
+        ShapeFamily(
+            id: "lines", phrase: "straight strokes", weight: 0.05,
+            drawings: ["123654789", "123456789", "123456", "1234"]),
     ]
 }
