@@ -215,6 +215,7 @@ def test_serve_exit_statuses_are_the_man_pages(shared_tmp):
     text = man_text(section("EXIT STATUS"))
     assert "serve exits with 0 after SIGTERM or SIGINT, 64 when its command line is refused" in text, text
     assert "1 when it cannot start" in text
+    assert "64 when its command line is refused" in flat(run(DAEMON, "serve", "--help").stdout)
 
 
 # ---- 6. what journalctl -p warning shows -------------------------------------------------
