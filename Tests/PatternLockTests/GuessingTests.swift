@@ -1,128 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 import PatternLock
 
-/// The guessing model and the enroll policy built on it (docs/GUESSING.md).
+/// The guessing model, fitted to the public data, and the enroll policy built on
+/// it (docs/GUESSING.md).
 @Suite("Guessing model and enroll policy")
 struct GuessingTests {
     static let ranking = GuessRanking.published
 
     func pattern(_ digits: String) throws -> Pattern { try Pattern(typed: digits) }
 
+    @Test("Pattern indices number the 389,112 valid patterns one to one, in dictionary order")
+    func patternIndex() {
+        var previous: [Int] = []
+        var byLength = [Int](repeating: 0, count: 10)
+        for i in 0..<PatternIndex.count {
+            let dots = PatternIndex.dots(at: i)
+            if PatternIndex.index(of: dots) != i { Issue.record("\(dots) is not \(i)"); return }
+            if i > 0 && !previous.lexicographicallyPrecedes(dots) { Issue.record("\(previous) before \(dots)"); return }
+            byLength[dots.count] += 1
+            previous = dots
+        }
+        #expect(byLength[4...] == [1624, 7152, 26016, 72912, 140_704, 140_704])
+        // Not patterns: too short, a dot twice, over an unused dot.
+        #expect(PatternIndex.index(of: [1, 2, 3]) == nil)
+        #expect(PatternIndex.index(of: [1, 2, 1, 4]) == nil)
+        #expect(PatternIndex.index(of: [1, 3, 6, 9]) == nil)
+        #expect(PatternIndex.index(of: [2, 1, 3, 6]) != nil)
+    }
+
     @Test("Every valid pattern gets exactly one rank, and the ranks are 1…389,112")
     func everyPatternOneRank() {
         let r = Self.ranking
-        #expect(r.keys.count == GuessRanking.patternCount)
-        #expect(Set(r.keys).count == GuessRanking.patternCount)
+        #expect(r.ranks.count == GuessRanking.patternCount)
         var seen = [Bool](repeating: false, count: GuessRanking.patternCount + 1)
         for rank in r.ranks {
-            #expect(rank >= 1 && Int(rank) <= GuessRanking.patternCount && !seen[Int(rank)])
+            if !(rank >= 1 && Int(rank) <= GuessRanking.patternCount && !seen[Int(rank)]) {
+                Issue.record("rank \(rank) twice or out of range"); return
+            }
             seen[Int(rank)] = true
         }
-        // Every key is a valid, normalized pattern.
-        for k in r.keys.prefix(1000) + r.keys.suffix(1000) {
-            let dots = GuessRanking.dots(k)
-            #expect((try? Pattern(typed: String(dots.map { Character(String($0)) })))?.dots == dots)
-        }
         // Probabilities are a distribution and fall with the rank.
-        let total = r.probabilities.reduce(0, +)
-        #expect(abs(total - 1) < 1e-9)
-        var previous = Double.infinity
-        r.forEachByRank { _, _, p, _ in
-            #expect(p <= previous)
-            previous = p
+        let p = r.model.probabilities()
+        #expect(abs(p.reduce(0, +) - 1) < 1e-9)
+        let order = r.order()
+        for k in 1..<order.count where p[Int(order[k])] > p[Int(order[k - 1])] {
+            Issue.record("rank \(k + 1) likelier than rank \(k)"); return
+        }
+        // One pattern's probability alone is the same as in the whole table.
+        for i in stride(from: 0, to: PatternIndex.count, by: 997) {
+            let one = r.model.probability(of: PatternIndex.dots(at: i))
+            #expect(abs(one - p[i]) <= 1e-9 * p[i] + 1e-18, "\(i)")
         }
     }
 
-    @Test("The ranking is deterministic and builds well under a second")
+    @Test("Fitting is deterministic and the ranking builds in well under a second")
     func deterministicAndFast() {
         let clock = ContinuousClock()
         var built: GuessRanking?
         let elapsed = clock.measure { built = GuessRanking(model: GuessingModel()) }
-        print("ranking build: \(elapsed)")
+        print("fit and ranking build: \(elapsed)")
         #expect(elapsed < .milliseconds(1000))
         guard let again = built else { Issue.record("not built"); return }
-        #expect(again.keys == Self.ranking.keys)
         #expect(again.ranks == Self.ranking.ranks)
-        #expect(again.orientationRanks == Self.ranking.orientationRanks)
+        #expect(again.model.probabilities() == Self.ranking.model.probabilities())
+        // The folds too: built twice, the same figures.
+        let a = CrossValidation(data: (0..<PublicPatternCounts.folds).map { PatternCounts.publicData(folds: [$0]) })
+        #expect(a.evaluate(EnrollPolicy()) == CrossValidation.published.evaluate(EnrollPolicy()))
     }
 
-    @Test("Rotations and mirror images of the common shapes rank near each other", arguments: [
-        "14789", "1235789", "7415963", "7415369", "3214789", "1478963", "12357", "12369874", "321456987",
-    ])
-    func orientationsRankNear(digits: String) throws {
-        let base = try pattern(digits)
-        let ranks = GridSymmetry.allCases.map { Self.ranking.rank(of: Pattern(unchecked: $0.map(base.dots))) }
-        // Every orientation within the 1,000 patterns people choose most, and the
-        // orientation's own rank orders the orientations as the start-dot figures do.
-        #expect(ranks.allSatisfy { $0 <= 1000 }, "\(digits): \(ranks)")
-        #expect((ranks.max() ?? 0) - (ranks.min() ?? 0) < 1000, "\(digits): \(ranks)")
-    }
-
-    @Test("The model follows the published figures: top-left start and short patterns come first")
-    func followsFigures() {
-        let r = Self.ranking
-        var topLeft = 0.0, corners = 0.0, fourOrFive = 0.0
-        r.forEachByRank { _, _, p, key in
-            let dots = GuessRanking.dots(key)
-            if dots[0] == 1 { topLeft += p }
-            if [1, 3, 7, 9].contains(dots[0]) { corners += p }
-            if dots.count <= 5 { fourOrFive += p }
+    @Test("The model follows the public data: starts, lengths, the most common patterns")
+    func followsTheData() throws {
+        let data = PatternCounts.publicData()
+        #expect(data.people == 4637)
+        let p = Self.ranking.model.probabilities()
+        var start = [Double](repeating: 0, count: 10), length = [Double](repeating: 0, count: 10)
+        var realStart = [Double](repeating: 0, count: 10), realLength = [Double](repeating: 0, count: 10)
+        for i in 0..<PatternIndex.count {
+            let dots = PatternIndex.dots(at: i)
+            start[dots[0]] += p[i]
+            length[dots.count] += p[i]
         }
-        // Løge 2015: 44 % top-left, 77 % corners. The shapes shift these a little.
-        #expect(abs(topLeft - 0.44) < 0.05, "top-left \(topLeft)")
-        #expect(abs(corners - 0.77) < 0.05, "corners \(corners)")
-        #expect(fourOrFive > 0.4)
+        for (i, c) in data.entries {
+            let dots = PatternIndex.dots(at: i)
+            realStart[dots[0]] += Double(c) / 4637
+            realLength[dots.count] += Double(c) / 4637
+        }
+        for d in 1...9 { #expect(abs(start[d] - realStart[d]) < 0.03, "start \(d): \(start[d]) vs \(realStart[d])") }
+        for n in 4...9 { #expect(abs(length[n] - realLength[n]) < 0.03, "length \(n): \(length[n]) vs \(realLength[n])") }
+        // The public data's most common patterns are near the top of the ranking.
+        for digits in ["12369", "1235789", "14789", "1478", "1236"] {
+            #expect(Self.ranking.rank(of: try pattern(digits)) <= 20, "\(digits)")
+        }
     }
 
-    @Test("The default policy: top-5 allowed patterns reach under 1 % of users, under 1 % of patterns refused")
-    func defaultPolicyFigures() {
+    @Test(
+        "Common shapes of the public data and the published ones, in every rotation and mirror image, are refused",
+        arguments: [
+            "12369", "1235789", "14789", "1478", "1236", "2589", "123654789", "1596", "7415963", "14753",
+            "2486", "24865", "2586", "2584", "4753", "2357", "12369874", "1254", "12357", "3214789",
+            "1478963", "7415369", "321456987",
+        ])
+    func commonShapesRefused(digits: String) throws {
         let policy = EnrollPolicy()
-        let clock = ContinuousClock()
-        var f: EnrollPolicy.Figures?
-        let elapsed = clock.measure { f = policy.figures(guesses: [5, 10, 16, 20]) }
-        guard let f else { return }
-        print("figures \(elapsed): refused \(f.refusedCount) (\(f.refusedShare)); without \(f.successWithout); with \(f.successWith)")
-        #expect(f.refusedCount < GuessRanking.patternCount / 100)
-        #expect(f.successWith[0] < 0.01)
-        // Without a policy the model agrees with the studies: a few percent within
-        // 5 guesses; Song 2015 ~10 % within 16, Aviv 2015 15 % within 20.
-        #expect(f.successWithout[0] > 0.02)
-        #expect(f.successWithout[2] > 0.07 && f.successWithout[2] < 0.2)
-        #expect(f.successWithout[3] > 0.08 && f.successWithout[3] < 0.25)
-    }
-
-    @Test("The figures are computed from the model, not constants")
-    func figuresFollowTheModel() {
-        let flat = GuessRanking(model: GuessingModel(parameters: .flat))
-        let published = EnrollPolicy().figures()
-        let policy = EnrollPolicy(ranking: flat)
-        let f = policy.figures()
-        #expect(f != published)
-        // Recomputed here by brute force from the flat ranking's probabilities.
-        let sorted = flat.probabilities.sorted(by: >)
-        #expect(abs(f.successWithout[0] - sorted.prefix(5).reduce(0, +)) < 1e-12)
-        var refused = 0, allowed: [Double] = [], refusedShare = 0.0
-        flat.forEachByRank { _, orientationRank, p, _ in
-            if orientationRank <= EnrollPolicy.defaultThreshold { refused += 1; refusedShare += p }
-            else if allowed.count < 5 { allowed.append(p) }
+        let base = try pattern(digits)
+        for s in GridSymmetry.allCases {
+            let image = Pattern(unchecked: s.map(base.dots))
+            guard case .common = policy.refusal(for: image) else {
+                Issue.record(
+                    "\(image.digits) (\(digits) under \(s)) allowed: rank \(Self.ranking.rank(of: image)), best orientation \(Self.ranking.orientationRank(of: image))"
+                )
+                continue
+            }
         }
-        #expect(f.refusedCount == refused)
-        #expect(abs(f.successWith[0] - allowed.reduce(0, +) / (1 - refusedShare)) < 1e-12)
-        // Threshold 0 and 4 dots: nothing refused, the same figures with and without.
-        let off = EnrollPolicy(threshold: 0, ranking: flat).figures()
-        #expect(off.refusedCount == 0 && off.successWith == off.successWithout)
     }
 
-    @Test("Well-known shapes and their mirror images are refused", arguments: [
-        "14789", "36987", "74123", "96321",  // L
-        "1235789", "3215987",  // Z
-        "7415963", "9635741",  // N
-        "12369874", "1254", "5698",  // squares
-        "123654789", "12357", "32159",  // lines, 7
-    ])
+    @Test("The cross-validated figures are computed from the data, not constants")
+    func crossValidationIsComputed() throws {
+        // Two small folds, worked by hand. Fold 0: A×3, B×1; fold 1: A×2, C×1.
+        let a = PatternIndex.index(of: [1, 4, 7, 8, 9])!, b = PatternIndex.index(of: [2, 9, 4, 7, 1, 6])!
+        let c = PatternIndex.index(of: [5, 1, 8, 3])!
+        let folds = [PatternCounts([a: 3, b: 1]), PatternCounts([a: 2, c: 1])]
+        let cv = CrossValidation(data: folds)
+        #expect(cv.people == 7 && cv.foldCount == 2)
+        // No policy: the frequency attacker's first guess is A in both folds (3 + 2 of 7).
+        let off = cv.evaluate(EnrollPolicy(threshold: 0), guesses: [1])
+        #expect(off.refused == 0 && off.withoutPolicyByFrequency == [5] && off.withPolicyByFrequency == [5])
+        // Refusing A (and its images) by the denylist: 5 of 7 refused; the attacker's first
+        // allowed guess is the other fold's B or C, which the test fold does not hold.
+        let deny = EnrollPolicy(threshold: 0, denylist: [[1, 4, 7, 8, 9]])
+        let r = deny.crossValidated(guesses: [1, 2], on: cv)
+        #expect(r.refused == 5 && r.withoutPolicyByFrequency == [5, 5])
+        #expect(r.withPolicyByFrequency == [0, 0])
+        #expect(r.renormalized(1) == 0.5 && r.raw(1) == 1.0 / 7)
+
+        // On the public data: other parameters give other figures, and the refused
+        // share is the refused people over all people.
+        let published = EnrollPolicy().crossValidated()
+        let chainOnly = EnrollPolicy().crossValidated(on: CrossValidation(parameters: .chainOnly))
+        #expect(published != chainOnly)
+        #expect(published.people == 4637 && abs(published.refusedShare - Double(published.refused) / 4637) < 1e-12)
+        // Without a policy the real figures: the 5 most common patterns reach about 9 %.
+        #expect(published.withoutPolicyByFrequency[0] > 300 && published.withoutPolicyByFrequency[0] < 550)
+    }
+
+    @Test("The default policy: within 5 guesses an informed attacker reaches under 1 % of people (cross-validated)")
+    func defaultPolicyGoal() {
+        let clock = ContinuousClock()
+        var result: CrossValidation.Result?
+        let elapsed = clock.measure { result = EnrollPolicy().crossValidated(guesses: [5, 10, 20]) }
+        guard let r = result else { return }
+        print(
+            "cross-validation \(elapsed): refused \(r.refused) of \(r.people); by frequency \(r.withPolicyByFrequency), by model \(r.withPolicyByModel); without \(r.withoutPolicyByFrequency)"
+        )
+        #expect(r.renormalized(r.withPolicyByFrequency[0]) < 0.01)
+        #expect(r.renormalized(r.withPolicyByModel[0]) < 0.01)
+        #expect(r.refusedShare < 0.9)
+        #expect(EnrollPolicy().refusedPatternCount() < GuessRanking.patternCount / 100)
+    }
+
+    @Test("The patterns the public data's frequency attacker tries first are refused")
+    func frequentPatternsRefused() {
+        // An attacker with the whole public data guesses its most frequent allowed
+        // patterns first: under the default they are ones few people chose.
+        let policy = EnrollPolicy()
+        let data = PatternCounts.publicData()
+        let allowed = data.entries.filter { !policy.refuses(PatternIndex.dots(at: $0.index), ranking: Self.ranking) }
+            .sorted { $0.count > $1.count }
+        let top = allowed.prefix(5).map { (PatternIndex.key(of: PatternIndex.dots(at: $0.index)), $0.count) }
+        let refusedPeople = data.people - allowed.reduce(0) { $0 + $1.count }
+        print("public data under the default: \(refusedPeople) of \(data.people) refused; most frequent allowed: \(top)")
+        #expect(allowed.prefix(5).reduce(0) { $0 + $1.count } <= 15)
+    }
+
+    @Test("The default holds on other random splits of the same people into 5 folds, on average")
+    func otherSplits() {
+        // People with the same pattern are interchangeable, so dealing the people out
+        // again (each pattern repeated by its count, shuffled) is a new random split.
+        var people: [Int] = []
+        for (i, c) in PatternCounts.publicData().entries { people += Array(repeating: i, count: c) }
+        var rng = SplitMix(seed: 21)
+        var lines: [String] = []
+        var sums = (refused: 0.0, frequency: 0.0, model: 0.0)
+        let thresholds = [300, 400, 500, EnrollPolicy.defaultThreshold, 1000]
+        var byThreshold = [Int: [Double]]()
+        let splits = 4
+        for _ in 0..<splits {
+            people.shuffle(using: &rng)
+            var folds = [[Int: Int]](repeating: [:], count: 5)
+            for (n, i) in people.enumerated() { folds[n % 5][i, default: 0] += 1 }
+            let cv = CrossValidation(data: folds.map { PatternCounts($0) })
+            for t in thresholds {
+                let r = EnrollPolicy(threshold: t).crossValidated(guesses: [5], on: cv)
+                byThreshold[t, default: []].append(r.renormalized(r.withPolicyByFrequency[0]))
+                if t == EnrollPolicy.defaultThreshold {
+                    sums.refused += r.refusedShare / Double(splits)
+                    sums.frequency += r.renormalized(r.withPolicyByFrequency[0]) / Double(splits)
+                    sums.model += r.renormalized(r.withPolicyByModel[0]) / Double(splits)
+                    lines.append(
+                        "refused \(r.refusedShare), 5 guesses \(r.renormalized(r.withPolicyByFrequency[0])) / \(r.renormalized(r.withPolicyByModel[0]))"
+                    )
+                }
+            }
+        }
+        print("other splits, default: \(lines); mean \(sums); by threshold (frequency): \(byThreshold.sorted { $0.key < $1.key })")
+        #expect(sums.frequency < 0.01 && sums.model < 0.01)
+    }
+
+    @Test("Rotations and mirror images of a pattern share its orientation rank")
+    func orientationRank() throws {
+        let base = try pattern("2486")
+        let ranks = GridSymmetry.allCases.map { Self.ranking.orientationRank(of: Pattern(unchecked: $0.map(base.dots))) }
+        #expect(Set(ranks).count == 1)
+        #expect(ranks[0] == GridSymmetry.allCases.map { Self.ranking.rank(of: Pattern(unchecked: $0.map(base.dots))) }.min())
+    }
+
+    @Test(
+        "Well-known shapes and their mirror images are refused",
+        arguments: [
+            "14789", "36987", "74123", "96321",  // L
+            "1235789", "3215987",  // Z
+            "7415963", "9635741",  // N
+            "12369874", "1254", "5698",  // squares
+            "123654789", "12357", "32159",  // lines, 7
+        ])
     func wellKnownRefused(digits: String) throws {
         let policy = EnrollPolicy()
         let refusal = policy.refusal(for: try pattern(digits))
@@ -156,6 +260,9 @@ struct GuessingTests {
         do { _ = try EnrollPolicy.parseDenylist("1234\n121\n") } catch {
             #expect(error.line == 2)
         }
+        // Refused patterns counted: 4- and 5-dot patterns all refused at a minimum of 6.
+        let six = EnrollPolicy(threshold: 0, minimumDots: 6)
+        #expect(six.refusedPatternCount() == 1624 + 7152)
     }
 
     @Test("The refusal sentence says why and how to do better")
@@ -167,8 +274,27 @@ struct GuessingTests {
         #expect(s.hasPrefix("This is one of the "))
         #expect(s.contains("an L from a corner"))
         #expect(s.contains("starts in the middle of an edge"))
-        #expect(GuessFeedback.strength(guesses: 123_456) .hasPrefix("Strong: "))
+        let diamond = try pattern("2486")
+        if let refusal = policy.refusal(for: diamond) {
+            #expect(GuessFeedback.sentence(for: refusal, pattern: diamond).contains("a diamond from the middle of an edge"))
+        } else {
+            Issue.record("diamond allowed")
+        }
+        #expect(GuessFeedback.strength(guesses: 123_456).hasPrefix("Strong: "))
         #expect(GuessFeedback.strength(guesses: 123_456).contains("about 120,000 guesses"))
+    }
+}
+
+/// A small seeded generator, so the test's splits are the same on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

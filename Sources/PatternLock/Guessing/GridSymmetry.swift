@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The 8 symmetries of the square grid (4 rotations, each with or without a
 /// mirror). An attacker who learns that an L from the top-left is refused tries
 /// its mirror next, so the enroll policy refuses a shape in every orientation.

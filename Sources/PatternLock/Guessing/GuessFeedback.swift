@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns the policy's verdict into what a person reads: why a pattern is refused
 /// and what to change, or how strong an accepted one is. Apart from the model, as
 /// zxcvbn keeps its feedback apart from its estimator.
@@ -14,7 +15,8 @@ public enum GuessFeedback {
             let phrase = shape.flatMap { id in ShapeFamily.published.first { $0.id == id }?.phrase }
             let what = describe(pattern, shape: phrase)
             let which = rank <= 100 && top > 100 ? "100" : grouped(top)
-            return "This is one of the \(which) patterns people choose most (counting rotations and mirror images) — \(what). \(advice(for: pattern))"
+            return
+                "This is one of the \(which) patterns people choose most (counting rotations and mirror images) — \(what). \(advice(for: pattern))"
         }
     }
 
@@ -22,7 +24,8 @@ public enum GuessFeedback {
     public static func strength(guesses: Int) -> String {
         let about = grouped(roundedGuesses(guesses))
         let word = guesses >= 100_000 ? "Strong" : guesses >= 10_000 ? "Good" : "Fair"
-        return "\(word): an attacker who tries the patterns people choose most first would need about \(about) guesses to reach this one; the lockout allows 5."
+        return
+            "\(word): an attacker who tries the patterns people choose most first would need about \(about) guesses to reach this one; the lockout allows 5."
     }
 
     /// The line the PAM module shows after unlocking with a pattern the policy refuses.
