@@ -63,7 +63,10 @@ package struct DaemonConnection {
             throw ClientError(description: "The request is too long; nothing was sent.", code: .invalid)
         }
         if case .failure(let e) = Socket.sendAll(fd, bytes) {
-            throw ClientError(description: "Cannot send to patternlockd: \(e).", code: .unavailable)
+            throw ClientError(
+                description:
+                    "Cannot send to patternlockd: \(e). The daemon stopped or could not start; its log says why: journalctl -u patternlockd.service (or the log of the daemon you started with patternlockd serve).",
+                code: .unavailable)
         }
         var replies: [Reply] = []
         let deadline = Calibration.now() + timeout
@@ -80,9 +83,15 @@ package struct DaemonConnection {
             case .timedOut:
                 throw ClientError(description: "patternlockd did not answer within \(Int(timeout)) seconds.", code: .unavailable)
             case .closed, .tooLong:
-                throw ClientError(description: "patternlockd closed the connection without an answer.", code: .unavailable)
+                // Most often a daemon that cannot start: systemd accepted the connection
+                // for it, and its reason is in the journal.
+                throw ClientError(
+                    description:
+                        "patternlockd closed the connection without an answer: the daemon stopped or could not start. Its log says why: journalctl -u patternlockd.service (or the log of the daemon you started with patternlockd serve).",
+                    code: .unavailable)
             }
-        } while request == .list && replies.last != .end
+            // LIST is answered with USER lines up to END, or with one error instead.
+        } while request == .list && { if case .user? = replies.last { return true } else { return false } }()
         return replies
     }
 

@@ -113,6 +113,10 @@ package struct RequestHandler: Sendable {
             case .failure(let e): replies = [Self.storeError(e)]
             }
 
+        case .check(let pattern):
+            // Anyone may ask: the answer is about the policy, never about a record.
+            replies = [policy.refusal(typed: pattern).map { .refused($0) } ?? .ok]
+
         case .list:
             guard isRoot else { replies = [.denied]; break }
             switch service.users() {
@@ -134,9 +138,13 @@ package struct RequestHandler: Sendable {
     }
 
     private func log(_ request: Request, _ fields: [String], replies: [Reply], peerUID: UInt32) {
-        if case .list = request { return }
+        // A LIST that worked holds nothing new; one that failed is worth a line.
+        if case .list = request, replies.last == .end { return }
         // STATUS replies are long and hold nothing new; log their verb only.
-        let result = replies.first.map { if case .status = $0 { return "STATUS" } else { return $0.logLine } } ?? ""
+        let result =
+            replies.first.map {
+                if case .status(let s) = $0 { return s.locked ? "STATUS locked=1" : "STATUS" } else { return $0.logLine }
+            } ?? ""
         let line =
             ([request.verb.lowercased()] + fields + [
                 Log.field("uid", String(peerUID)),
@@ -147,10 +155,13 @@ package struct RequestHandler: Sendable {
 
     /// Warning for what an administrator looks for with `journalctl -p warning`: a
     /// failure that locks, an attempt on a locked user, a request refused to its
-    /// sender. Everything else is information.
+    /// sender. The PAM module and `verify` ask STATUS first and stop at a lock, so a
+    /// STATUS that shows a lock is how an attempt on a locked user reaches the log.
+    /// Everything else is information.
     package static func priority(of reply: Reply?) -> Log.Level {
         switch reply {
         case .fail(0, _)?, .locked?, .denied?: return .warning
+        case .status(let s)? where s.locked: return .warning
         default: return .info
         }
     }

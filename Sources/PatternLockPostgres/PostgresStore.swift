@@ -16,7 +16,8 @@ import Glibc
 /// for the PAM module's timeout, never success, and nothing is kept locally.
 ///
 /// This file holds the store's state and how it connects; the other jobs live
-/// beside it: PostgresBridge.swift (blocking calls with deadlines),
+/// beside it: PostgresBridge.swift (blocking calls with deadlines), PostgresProbe.swift
+/// (the first connection, whose failure names its cause),
 /// PostgresMigration.swift with PostgresSchema.swift (the tables),
 /// PostgresFleetSettings.swift (key check, fleet settings) and
 /// PostgresRecords.swift (the users' records: the `Store` seam).
@@ -57,6 +58,7 @@ public final class PostgresStore: Store {
         self.client = client
         runner = Task.detached { await client.run() }
         do {
+            try PostgresStore.probe(url, password: password, timeout: startupTimeout)
             try PostgresStore.prepareSchema(client, url: url, migrate: migrate, timeout: startupTimeout)
             let settings = try PostgresStore.checkKey(client, url: url, pepper: pepper, proposal: proposal, timeout: startupTimeout)
             policy = LockoutPolicy(maxFailures: settings.maxFailures, unlockAfter: settings.unlockAfter)
@@ -74,6 +76,7 @@ public final class PostgresStore: Store {
         let client = PostgresClient(configuration: try configuration(url, password: password))
         let runner = Task.detached { await client.run() }
         defer { runner.cancel() }
+        try probe(url, password: password, timeout: timeout)
         try prepareSchema(client, url: url, migrate: true, timeout: timeout)
     }
 
@@ -83,33 +86,33 @@ public final class PostgresStore: Store {
         return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The TLS a TCP connection uses, nil for `sslmode=disable`.
+    static func tlsConfiguration(_ url: DatabaseURL) throws(StoreError) -> TLSConfiguration? {
+        guard url.tlsMode != .disable else { return nil }
+        var t = TLSConfiguration.makeClientConfiguration()
+        switch url.tlsMode {
+        case .require: t.certificateVerification = .none
+        case .verifyCA: t.certificateVerification = .noHostnameVerification
+        default: t.certificateVerification = .fullVerification
+        }
+        if let ca = url.rootCertificate {
+            guard case .success = Sys.lstat(ca) else {
+                throw .refused(
+                    "The CA file \(ca) named by sslrootcert in --store cannot be read. Copy the database's CA certificate (PEM) there."
+                )
+            }
+            t.trustRoots = .file(ca)
+        }
+        return t
+    }
+
     static func configuration(_ url: DatabaseURL, password: String?) throws(StoreError) -> PostgresClient.Configuration {
         var config: PostgresClient.Configuration
         switch url.endpoint {
         case .unixSocket(let path):
             config = .init(unixSocketPath: path, username: url.user, password: password, database: url.database)
         case .tcp(let host, let port):
-            let tls: PostgresClient.Configuration.TLS
-            switch url.tlsMode {
-            case .disable:
-                tls = .disable
-            case .require, .verifyCA, .verifyFull:
-                var t = TLSConfiguration.makeClientConfiguration()
-                switch url.tlsMode {
-                case .require: t.certificateVerification = .none
-                case .verifyCA: t.certificateVerification = .noHostnameVerification
-                default: t.certificateVerification = .fullVerification
-                }
-                if let ca = url.rootCertificate {
-                    guard case .success = Sys.lstat(ca) else {
-                        throw .refused(
-                            "The CA file \(ca) named by sslrootcert in --store cannot be read. Copy the database's CA certificate (PEM) there."
-                        )
-                    }
-                    t.trustRoots = .file(ca)
-                }
-                tls = .require(t)
-            }
+            let tls: PostgresClient.Configuration.TLS = try tlsConfiguration(url).map { .require($0) } ?? .disable
             config = .init(host: host, port: port, username: url.user, password: password, database: url.database, tls: tls)
         }
         config.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))

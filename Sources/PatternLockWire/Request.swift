@@ -12,6 +12,9 @@ public enum Request: Equatable, Sendable {
     case reset(user: String)
     case resetAll
     case list
+    /// The enroll policy's verdict on a pattern, nothing stored or counted: `enroll`
+    /// asks it after the first draw, so a refused pattern is not drawn twice.
+    case check(pattern: SecretBytes)
 
     /// The verb, for logs (never the values).
     public var verb: String {
@@ -23,6 +26,7 @@ public enum Request: Equatable, Sendable {
         case .remove: return "REMOVE"
         case .reset, .resetAll: return "RESET"
         case .list: return "LIST"
+        case .check: return "CHECK"
         }
     }
 
@@ -84,6 +88,9 @@ public enum Request: Equatable, Sendable {
         case "LIST":
             try only([], required: [])
             self = .list
+        case "CHECK":
+            try only(["pattern"], required: ["pattern"])
+            self = .check(pattern: try secret("pattern"))
         default:
             throw .malformed(.unknownVerb)
         }
@@ -110,6 +117,7 @@ public enum Request: Equatable, Sendable {
         case .reset(let u): return Line("RESET", [("user", u)])
         case .resetAll: return Line("RESET", [("all", "1")])
         case .list: return Line("LIST")
+        case .check(let p): return Line("CHECK", [], secrets: [("pattern", p)])
         }
     }
 }

@@ -16,7 +16,9 @@ extension PatternLockd {
                 existing pattern asks for the current one first, and a wrong current pattern \
                 counts as a failed attempt.
 
-                On a terminal the grid is shown and the pattern is read twice with echo off. \
+                On a terminal the grid is shown and the pattern is read twice with echo off; \
+                a pattern the enroll policy refuses may be replaced at once, up to three \
+                patterns in all (none is counted as an attempt). \
                 Otherwise stdin is read line by line: the new pattern and the new pattern \
                 again; for a user who already has a pattern and is not root, three lines: \
                 the current pattern, the new one, the new one again.
@@ -115,11 +117,40 @@ extension PatternLockd {
                     }
                     current = layoutOptions.layout.phoneDigits(c)
                 }
-                // On a terminal a refused pattern may be replaced at once (nothing was counted).
+                // On a terminal a refused pattern may be replaced at once (nothing was counted),
+                // up to three in all.
                 let tries = PatternInput.isTerminal ? 3 : 1
+                var refusals = 0
+                func refuse(_ pattern: Pattern, _ refusal: EnrollPolicy.Refusal) throws(ClientError) {
+                    refusals += 1
+                    let why = GuessFeedback.sentence(for: refusal, pattern: pattern) + "\n" + pattern.picture
+                    if refusals < tries {
+                        printError(why + "\nThis entry was not counted. Choose another pattern.")
+                        return
+                    }
+                    throw ClientError(
+                        description: why
+                            + (tries > 1
+                                ? "\nThat was the third pattern the policy refused; nothing was changed, and none of them was counted as an attempt. Run patternlockd enroll again with another pattern."
+                                : "\nNothing was changed, and this entry was not counted as an attempt. Run patternlockd enroll again with another pattern."),
+                        code: Exit.invalid)
+                }
+                // Asked after the first draw, before the confirmation: a refused pattern
+                // is drawn once, not twice. A daemon that does not know CHECK, or an
+                // override, leaves the verdict to ENROLL.
+                let socket = socketOptions.address
+                let override = overridePolicy
+                func refusedEarly(_ pattern: Pattern) throws(ClientError) -> Bool {
+                    guard PatternInput.isTerminal, !override,
+                        case .refused(let r)? = try? DaemonConnection.request(
+                            .check(pattern: SecretBytes(pattern.digits)), socket: socket)
+                    else { return false }
+                    try refuse(pattern, r)
+                    return true
+                }
                 var enrolled: Pattern?
-                for attempt in 1...tries where enrolled == nil {
-                    let pattern = try readNewPattern(missingLine: threeLines)
+                while enrolled == nil {
+                    let pattern = try readNewPattern(missingLine: threeLines, refusedEarly: refusedEarly)
                     let reply = try DaemonConnection.request(
                         .enroll(
                             user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
@@ -131,14 +162,8 @@ extension PatternLockd {
                         // The daemon's model is this binary's: rank the pattern here.
                         print(GuessFeedback.strength(guesses: GuessRanking.published.rank(of: pattern)))
                         enrolled = pattern
-                    case .refused:
-                        var refusal = EnrollPolicy.Refusal.denylisted
-                        if case .refused(let r) = reply { refusal = r }
-                        let why = GuessFeedback.sentence(for: refusal, pattern: pattern) + "\n" + pattern.picture
-                        if attempt < tries { printError(why + "\nThis entry was not counted. Choose another pattern."); continue }
-                        throw ClientError(
-                            description: why + "\nNothing was changed, and this entry was not counted as an attempt.",
-                            code: Exit.invalid)
+                    case .refused(let refusal):
+                        try refuse(pattern, refusal)
                     default:
                         throw failure(for: reply, user: user, current: current != nil)
                     }
@@ -156,27 +181,34 @@ extension PatternLockd {
         }
 
         /// Reads the new pattern twice; on a terminal, retries a mistyped one.
-        /// `missingLine` starts the sentence for input that ends too soon.
-        private func readNewPattern(missingLine: String) throws(ClientError) -> Pattern {
+        /// `missingLine` starts the sentence for input that ends too soon;
+        /// `refusedEarly` is asked before the confirmation and, when it has explained
+        /// a refusal, the pattern is asked for again.
+        private func readNewPattern(
+            missingLine: String, refusedEarly: (Pattern) throws(ClientError) -> Bool
+        ) throws(ClientError) -> Pattern {
             let tries = PatternInput.isTerminal ? 3 : 1
-            for attempt in 1...tries {
+            var mistakes = 0
+            while true {
                 guard let typed = PatternInput.read(prompt: "New pattern: ") else {
                     throw ClientError(description: missingLine + "No new pattern was entered; nothing was changed.", code: Exit.invalid)
                 }
                 let pattern: Pattern
                 do { pattern = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
-                    if attempt < tries { printError(error.description + " Try again."); continue }
+                    mistakes += 1
+                    if mistakes < tries { printError(error.description + " Try again."); continue }
                     throw ClientError(description: error.description + " Nothing was changed.", code: Exit.invalid)
                 }
+                if try refusedEarly(pattern) { continue }
                 guard let again = PatternInput.read(prompt: "Draw it again to confirm: ") else {
                     throw ClientError(
                         description: missingLine + "The new pattern was not confirmed; nothing was changed.", code: Exit.invalid)
                 }
                 if let confirmed = try? Pattern(typed: again, layout: layoutOptions.layout), confirmed == pattern { return pattern }
-                if attempt < tries { printError("The two patterns differ. Try again."); continue }
+                mistakes += 1
+                if mistakes < tries { printError("The two patterns differ. Try again."); continue }
                 throw ClientError(description: "The two patterns differ; nothing was changed.", code: Exit.invalid)
             }
-            throw ClientError(description: "No valid pattern was entered; nothing was changed.", code: Exit.invalid)
         }
     }
 }

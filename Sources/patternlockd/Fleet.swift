@@ -45,9 +45,31 @@ enum Fleet {
                 if storePasswordFile != nil { throw ValidationError("--store-password-file needs --store postgresql://...") }
                 return nil
             }
-            guard Fleet.isAvailable else { throw ValidationError(Fleet.notBuilt) }
-            do { return try DatabaseURL(parsing: store) } catch { throw ValidationError(error.description) }
+            return try Fleet.parse(store)
         }
+    }
+
+    /// The same options for the `db` commands, where --store is required (and
+    /// `--help` shows it so).
+    struct RequiredStoreOptions: ParsableArguments {
+        @Option(
+            help: ArgumentHelp(
+                "The fleet's PostgreSQL database (libpq URI: postgresql://ROLE@HOST:PORT/DB?sslmode=verify-full&sslrootcert=CA.pem, or postgresql://ROLE@/DB?host=/socket/dir). Never put a password in it.",
+                valueName: "uri"))
+        var store: String
+
+        @Option(
+            help: ArgumentHelp(
+                "A file holding the database password (one line, mode 0600 or 0640). Under systemd the credential patternlock.dbpass is used instead.",
+                valueName: "file"))
+        var storePasswordFile: String?
+
+        func parsedURL() throws -> DatabaseURL? { try Fleet.parse(store) }
+    }
+
+    static func parse(_ store: String) throws -> DatabaseURL {
+        guard Fleet.isAvailable else { throw ValidationError(Fleet.notBuilt) }
+        do { return try DatabaseURL(parsing: store) } catch { throw ValidationError(error.description) }
     }
 
     /// The database password: the systemd credential when there is one, else the
@@ -100,6 +122,12 @@ enum Fleet {
     /// the fleet's key; a new one here would not match the others).
     static func pepper(keyFile: String) throws -> Pepper {
         let key = KeyFile.resolvePath(configured: keyFile)
+        // `serve` would make a new key here, and a new key never matches the fleet's.
+        if !key.isCredential, case .failure(let e) = Sys.lstat(key.path), e == .noEntry {
+            throw StoreError.refused(
+                "The key file \(key.path) does not exist. Every host of a fleet uses the fleet's one key: copy it here from a host of the fleet (mode 0600, owned by root), or give its path with --key-file FILE. Do not start patternlockd serve to create one: a new key would not match the fleet's."
+            )
+        }
         return try KeyFile.load(path: key.path, create: false, isCredential: key.isCredential)
     }
 
@@ -130,10 +158,9 @@ extension PatternLockd {
                     patternlock_settings, patternlock_users and patternlock_failures, and USAGE on \
                     patternlock_failures_id_seq.
                     """)
-            @OptionGroup var storeOptions: Fleet.StoreOptions
+            @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
 
             func validate() throws {
-                guard storeOptions.store != nil else { throw ValidationError("db init needs --store postgresql://...") }
                 _ = try storeOptions.parsedURL()
             }
 
@@ -164,7 +191,7 @@ extension PatternLockd {
                     after the fleet is in use, changes nothing. A key file that is not the fleet's \
                     is refused: the whole import stops before anything is written.
                     """)
-            @OptionGroup var storeOptions: Fleet.StoreOptions
+            @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
 
             @Option(help: ArgumentHelp("The file store to copy from.", valueName: "dir"))
             var stateDir: String = "/var/lib/patternlock"
@@ -173,8 +200,17 @@ extension PatternLockd {
             var keyFile: String = KeyFile.defaultPath
 
             func validate() throws {
-                guard storeOptions.store != nil else { throw ValidationError("db import needs --store postgresql://...") }
                 _ = try storeOptions.parsedURL()
+            }
+
+            /// The directory `path` names, symbolic links followed; nil when it is none.
+            static func resolvedDirectory(_ path: String) -> String? {
+                guard let real = realpath(path, nil) else { return nil }
+                defer { free(real) }
+                let resolved = String(cString: real)
+                var st = stat()
+                guard lstat(resolved, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
+                return resolved
             }
 
             func run() throws {
@@ -183,13 +219,14 @@ extension PatternLockd {
                 do {
                     let pepper = try Fleet.pepper(keyFile: keyFile)
                     // FileStore would create a missing directory: a mistyped path is an error.
-                    var st = stat()
-                    guard lstat(stateDir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+                    // Under systemd /var/lib/patternlock is a link to /var/lib/private/patternlock,
+                    // and FileStore takes no link: the directory it points to is read.
+                    guard let directory = Self.resolvedDirectory(stateDir) else {
                         throw StoreError.refused(
-                            "There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR."
+                            "There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR (under systemd: /var/lib/private/patternlock)."
                         )
                     }
-                    let files = try FileStore(directory: stateDir)
+                    let files = try FileStore(directory: directory)
                     var records: [UserRecord] = []
                     for user in files.users() {
                         switch files.load(user) {
@@ -240,7 +277,7 @@ extension PatternLockd {
                     Every host counts by the database's settings. Locking follows a change at \
                     once; each daemon takes a new iteration target when it starts again.
                     """)
-            @OptionGroup var storeOptions: Fleet.StoreOptions
+            @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
 
             @Option(help: ArgumentHelp("The fleet's iteration target for new and re-hashed patterns.", valueName: "n"))
             var iterations: Int?
@@ -252,7 +289,6 @@ extension PatternLockd {
             var keyFile: String = KeyFile.defaultPath
 
             func validate() throws {
-                guard storeOptions.store != nil else { throw ValidationError("db settings needs --store postgresql://...") }
                 _ = try storeOptions.parsedURL()
                 if let iterations, iterations < Credential.minimumIterations || iterations > Credential.maximumIterations {
                     throw ValidationError(

@@ -84,7 +84,8 @@ extension PatternLockd {
                 between the threshold, the people refused and the 5-guess success. Needs no daemon.
 
                 With --check, reads one pattern from the terminal (echo off) or one line of \
-                stdin and says whether the policy accepts it and how many guesses it would take. \
+                stdin and says whether the policy accepts it and how many guesses it would take \
+                (--layout numpad: typed on a keyboard's numeric keypad, as enroll reads it). \
                 A pattern is never read from the command line.
                 """)
 
@@ -92,6 +93,8 @@ extension PatternLockd {
 
         @Flag(help: "Read one pattern from stdin and show its rank and the policy's verdict.")
         var check = false
+
+        @OptionGroup var layoutOptions: LayoutOptions
 
         func run() throws {
             let clock = ContinuousClock()
@@ -163,12 +166,12 @@ extension PatternLockd {
         }
 
         private func checkOne(_ policy: EnrollPolicy) throws {
-            PatternInput.showGrid(title: "Type the pattern to check: the dots in order.")
+            PatternInput.showGrid(title: "Type the pattern to check: the dots in order.", layout: layoutOptions.layout)
             guard let typed = PatternInput.read(prompt: "Pattern: "), !typed.isEmpty else {
                 throw fail(ClientError(description: "No pattern was entered.", code: Exit.invalid))
             }
             let pattern: Pattern
-            do { pattern = try Pattern(typed: typed) } catch {
+            do { pattern = try Pattern(typed: typed, layout: layoutOptions.layout) } catch {
                 throw fail(ClientError(description: error.description, code: Exit.invalid))
             }
             let ranking = policy.ranking

@@ -15,7 +15,8 @@ extension PatternLockd {
                 See who is locked first with: patternlockd status
 
                 Says whether the user was locked ("unlocked") or not ("was not locked"). \
-                \(Exit.summary)
+                Exit status: 0 done, 3 no pattern by that name (nothing to reset), 5 not root, \
+                6 daemon (or its fleet database) unreachable, 7 daemon error, 64 usage error.
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
@@ -34,10 +35,22 @@ extension PatternLockd {
 
         func run() throws {
             do {
-                guard geteuid() == 0 else { throw notRoot() }
                 let request: Request = all ? .resetAll : .reset(user: user ?? "")
+                guard geteuid() == 0 else {
+                    // Asked all the same, so the refusal is in the daemon's log (a warning);
+                    // the answer is known, and the sentence below says more.
+                    _ = try? DaemonConnection.request(request, socket: socketOptions.address)
+                    throw notRoot()
+                }
                 let reply = try DaemonConnection.request(request, socket: socketOptions.address)
                 if case .notEnrolled = reply, let user {
+                    // A record can outlive its account, so the daemon is asked first.
+                    guard Accounts.uid(of: user) != nil else {
+                        throw ClientError(
+                            description:
+                                "There is no user \(user) on this system, and no pattern under that name; there is nothing to reset. Check the name with: getent passwd \(user)",
+                            code: Exit.notEnrolled)
+                    }
                     throw ClientError(description: "\(user) has no pattern; there is nothing to reset.", code: Exit.notEnrolled)
                 }
                 guard case .okReset(let cleared, let locked) = reply else { throw failure(for: reply, user: user ?? "every user") }

@@ -26,6 +26,10 @@ extension PatternLockd {
 
                 At start the daemon measures this CPU and picks the iteration count that \
                 makes one verify take about --budget milliseconds (never below 600000).
+
+                Exit status: 0 after SIGTERM or SIGINT, 1 when it cannot start (the reason \
+                is logged), 64 when its command line is refused (an unknown option, a value \
+                out of range, --store in a build without PostgreSQL support).
                 """)
 
         @Option(help: ArgumentHelp("The Unix socket to listen on, unless systemd passes one.", valueName: "path"))

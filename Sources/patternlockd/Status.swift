@@ -35,7 +35,9 @@ extension PatternLockd {
                 if let user {
                     users = [try targetUser(user)]
                 } else if geteuid() == 0 {
-                    users = try connection.send(.list).compactMap { if case .user(let u) = $0 { return u } else { return nil } }
+                    let replies = try connection.send(.list)
+                    if let last = replies.last, last != .end { throw failure(for: last, user: "every user") }
+                    users = replies.compactMap { if case .user(let u) = $0 { return u } else { return nil } }
                     if users.isEmpty { print("No user has a pattern yet. Enroll one with: patternlockd enroll USER"); return }
                 } else {
                     users = [try targetUser(nil)]

@@ -152,6 +152,17 @@ let cases: [Case] = [
         name: "RESET all", request: .resetAll,
         expected: [.root: ["OK count=0 locked=0"], .self: denied, .otherEnrolled: denied, .otherUnenrolled: denied, .noAccount: denied]),
     Case(
+        name: "CHECK of a denylisted pattern: anyone may ask, nothing is about a record",
+        request: .check(pattern: "2586"),
+        expected: [
+            .root: ["INVALID reason=denylisted"], .self: ["INVALID reason=denylisted"],
+            .otherEnrolled: ["INVALID reason=denylisted"], .otherUnenrolled: ["INVALID reason=denylisted"],
+            .noAccount: ["INVALID reason=denylisted"],
+        ]),
+    Case(
+        name: "CHECK of an allowed pattern", request: .check(pattern: "3578"),
+        expected: [.root: ["OK"], .self: ["OK"], .otherEnrolled: ["OK"], .otherUnenrolled: ["OK"], .noAccount: ["OK"]]),
+    Case(
         name: "LIST", request: .list,
         expected: [
             .root: ["USER user=alice", "USER user=bob", "END"], .self: denied, .otherEnrolled: denied,

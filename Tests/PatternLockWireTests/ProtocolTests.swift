@@ -61,6 +61,7 @@ struct ProtocolTests {
             .enroll(user: "a", pattern: "1234", current: "9876", iterations: 700_000),
             .enroll(user: "a", pattern: "1234", current: nil, iterations: nil),
             .remove(user: "a", current: "1234"), .reset(user: "a"), .resetAll, .list,
+            .check(pattern: "2586"),
         ]
         for r in requests { #expect(try Request(Line(parsing: Array(r.line.encoded().utf8))) == r) }
         let status = UserStatus(

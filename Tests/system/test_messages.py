@@ -164,8 +164,13 @@ def test_reset_says_whether_the_user_was_locked(daemon, user, make_users):
     assert r.stdout.strip() == "Unlocked 1 user; cleared the failure count of 1 user who was not locked."
     r = daemon.cli("reset", "--all")
     assert r.stdout.strip() == "No user was locked or had failed attempts; nothing changed."
+    r = daemon.cli("reset", other)
+    assert r.returncode == 0
+    daemon.cli("remove", other)
+    r = daemon.cli("reset", other)
+    assert (r.returncode, r.stderr.strip()) == (3, f"{other} has no pattern; there is nothing to reset.")
     r = daemon.cli("reset", "plnosuchuser")
-    assert (r.returncode, r.stderr.strip()) == (3, "plnosuchuser has no pattern; there is nothing to reset.")
+    assert r.returncode == 3 and r.stderr.startswith("There is no user plnosuchuser on this system"), r.stderr
 
 
 def test_a_timed_unlock_is_named_wherever_a_lock_is(make_daemon, user):

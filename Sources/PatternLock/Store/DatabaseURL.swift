@@ -179,7 +179,11 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
             let h = host.contains(":") ? "[\(host)]" : host
             return "postgresql://\(user)@\(h):\(port)/\(database)?sslmode=\(tlsMode.rawValue)"
         case .unixSocket(let path):
-            return "postgresql://\(user)@/\(database)?host=\(Sys.splitPath(path).0)"
+            // The port is part of the socket's name: without it a copied URI would
+            // name the server on 5432.
+            let (directory, name) = Sys.splitPath(path)
+            let port = name.split(separator: ".").last.map(String.init) ?? "5432"
+            return "postgresql://\(user)@/\(database)?host=\(directory)" + (port == "5432" ? "" : "&port=\(port)")
         }
     }
 }
