@@ -64,8 +64,7 @@ public enum ClientWording {
                     code: .wrong)
             }
             return ClientError(
-                description: "Wrong current pattern. Nothing was changed, and pattern unlock for \(user) is now locked after "
-                    + "\(LockoutPolicy.defaultMaxFailures) failed attempts. " + LockoutWording.wayOut(user: user, retryAfter: retryAfter),
+                description: "Wrong current pattern. Nothing was changed. " + LockoutWording.nowLocked(user: user, retryAfter: retryAfter),
                 code: .wrong)
         case .fail(let remaining, let retryAfter):
             return ClientError(description: LockoutWording.wrong(user: user, remaining: remaining, retryAfter: retryAfter), code: .wrong)

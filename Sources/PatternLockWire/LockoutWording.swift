@@ -7,11 +7,14 @@ import PatternLock
 public enum LockoutWording {
     /// "Wrong pattern — 3 attempts left.", or the lockout sentence when none are left.
     public static func wrong(user: String, remaining: Int, retryAfter: Int64) -> String {
-        guard remaining > 0 else {
-            return "Wrong pattern. Pattern unlock for \(user) is now locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. "
-                + wayOut(user: user, retryAfter: retryAfter)
-        }
+        guard remaining > 0 else { return "Wrong pattern. " + nowLocked(user: user, retryAfter: retryAfter) }
         return "Wrong pattern \u{2014} \(remaining) attempt\(remaining == 1 ? "" : "s") left."
+    }
+
+    /// The sentence for the failure that locked the user: the lock, then the way out.
+    public static func nowLocked(user: String, retryAfter: Int64) -> String {
+        "Pattern unlock for \(user) is now locked after \(LockoutPolicy.defaultMaxFailures) failed attempts. "
+            + wayOut(user: user, retryAfter: retryAfter)
     }
 
     /// The sentence for a user who is locked: the lock, then the way out.

@@ -216,6 +216,9 @@ def test_serve_exit_statuses_are_the_man_pages(shared_tmp):
     assert "serve exits with 0 after SIGTERM or SIGINT, 64 when its command line is refused" in text, text
     assert "1 when it cannot start" in text
     assert "64 when its command line is refused" in flat(run(DAEMON, "serve", "--help").stdout)
+    # ... and systemd does not restart a refused command line in a loop.
+    unit = (ROOT / "systemd" / "patternlockd.service").read_text()
+    assert "\nRestart=on-failure\n" in unit and "\nRestartPreventExitStatus=64\n" in unit, unit
 
 
 # ---- 6. what journalctl -p warning shows -------------------------------------------------
