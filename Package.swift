@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "PatternLockPostgres",
             dependencies: [
-                "PatternLock",
+                "PatternLock", "CPatternLockShims",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ]),
         .executableTarget(

@@ -4,6 +4,7 @@
 #   sudo make install                      the live system: files, key, socket
 #   make install DESTDIR=/tmp/stage        files only (packaging, tests)
 #   make install PREFIX=/usr               daemon in /usr/sbin, units in /lib/systemd/system
+#   make install FLEET=1                   the fleet-capable daemon (make fleet) as patternlockd
 #
 # Two places do not follow PREFIX, because the programs that read them look
 # nowhere else: the PAM module goes to the system's PAM module directory
@@ -49,10 +50,14 @@ install-root-check:
 		exit 1; \
 	fi
 
-install: install-root-check all
+# make install FLEET=1 installs the fleet-capable daemon (make fleet: the
+# PostgreSQL store) as patternlockd, so the README's `serve --store` unit runs it.
+INSTALLED_DAEMON = $(if $(FLEET),build/patternlockd-fleet,build/patternlockd)
+
+install: install-root-check all $(if $(FLEET),fleet)
 	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
 		"$(DESTDIR)$(PAMCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)"
-	install -m 0755 build/patternlockd "$(DESTDIR)$(SBINDIR)/patternlockd"
+	install -m 0755 $(INSTALLED_DAEMON) "$(DESTDIR)$(SBINDIR)/patternlockd"
 	ln -sfr "$(DESTDIR)$(SBINDIR)/patternlockd" "$(DESTDIR)$(BINDIR)/patternlockd"
 	install -m 0644 build/pam_patternlock.so "$(DESTDIR)$(PAMDIR)/pam_patternlock.so"
 	sed 's|/usr/local/sbin/patternlockd|$(SBINDIR)/patternlockd|' systemd/patternlockd.service \

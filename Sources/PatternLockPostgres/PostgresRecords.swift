@@ -25,6 +25,7 @@ extension PostgresStore {
 
     public func load(_ user: String) -> Loaded {
         guard UserName.isValid(user) else { return .missing }
+        let cap = maximumIterations
         do {
             return try call { client -> Loaded in
                 let rows = try await client.query(
@@ -40,6 +41,11 @@ extension PostgresStore {
                 {
                     if record == nil {
                         guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
+                        guard credential.iterations <= cap else {
+                            bad =
+                                "the credential asks for \(credential.iterations) iterations, more than this host's cap of \(cap)"
+                            continue
+                        }
                         record = UserRecord(
                             user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
                             failures: failures, lockedSince: lockedSince)
@@ -136,7 +142,7 @@ extension PostgresStore {
     public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount {
         guard UserName.isValid(user), let accountUID else { return .missing }
         let uid = Int64(accountUID), peer = Int64(entry.uid), host = hostName
-        let keep = UserRecord.recentLimit - 1
+        let keep = UserRecord.recentLimit - 1, limit = maxFailures, cap = maximumIterations
         do {
             return try call { client -> AttemptCount in
                 // One statement: the increment only happens while the user is not
@@ -149,17 +155,17 @@ extension PostgresStore {
                     let rows = try await c.query(
                         """
                         WITH s AS (
-                            SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after, max_failures
+                            SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after
                             FROM patternlock_settings WHERE id = 1),
                         up AS (
                             UPDATE patternlock_users AS u SET
                                 failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
-                                locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= s.max_failures
-                                               THEN greatest(s.t, 1) ELSE 0 END,
-                                uid = coalesce(u.uid, \(uid))
+                                locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= \(limit)
+                                               THEN greatest(s.t, 1) ELSE 0 END
                             FROM s
-                            WHERE u.user_name = \(user) AND (u.uid IS NULL OR u.uid = \(uid))
-                              AND (u.locked_since = 0 OR (s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
+                            WHERE u.user_name = \(user) AND u.uid = \(uid)
+                              AND ((u.locked_since = 0 AND u.failures < \(limit))
+                                   OR (u.locked_since <> 0 AND s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
                             RETURNING u.credential, u.failures, u.locked_since, s.t),
                         ins AS (
                             INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
@@ -172,7 +178,10 @@ extension PostgresStore {
                         """, logger: PostgresStore.logger)
                     var found: AttemptCount?
                     for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
-                        guard let credential = try? Credential(phc: phc) else { found = .corrupt; continue }
+                        guard let credential = try? Credential(phc: phc), credential.iterations <= cap else {
+                            found = .corrupt
+                            continue
+                        }
                         found = .counted(
                             UserRecord(
                                 user: user, uid: accountUID, credential: credential, failures: failures,
@@ -188,7 +197,8 @@ extension PostgresStore {
                     FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
                     """)
                 for try await (storedUID, lockedSince, unlockAfter, t) in why.decode((Int64?, Int64, Int64, Int64).self) {
-                    if let storedUID, storedUID != uid { return .missing }
+                    // A NULL uid is never adopted: the row is not this account's.
+                    guard storedUID == uid else { return .missing }
                     let record = UserRecord(
                         user: user, uid: accountUID, credential: PostgresStore.noCredential,
                         lockedSince: lockedSince)

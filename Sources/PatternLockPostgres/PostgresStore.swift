@@ -23,9 +23,20 @@ import Glibc
 /// PostgresRecords.swift (the users' records: the `Store` seam).
 public final class PostgresStore: Store {
     public let url: DatabaseURL
-    public let policy: LockoutPolicy
-    /// The fleet's iteration target for new and re-hashed credentials.
+    /// This host's failure limit: a count the database holds at or above it is a
+    /// lock, whatever the database's settings say (a role that can write them must
+    /// not buy guesses).
+    public let maxFailures: Int
+    /// The most iterations a credential from the database may ask for: a few times
+    /// this host's own target. Above it the record is corrupt and never hashed (a
+    /// row asking for 10^9 iterations would hold a verify for minutes).
+    public let maximumIterations: Int
+    /// The fleet's iteration target for new and re-hashed credentials (at most `maximumIterations`).
     public let iterations: Int
+    /// The fleet's timed unlock as last read: every read of `policy` asks the
+    /// database, so `db settings` applies to STATUS and FAIL at once; this is the
+    /// answer when it cannot be asked.
+    let lastUnlockAfter: Mutex<Int64>
     /// This host's name, written beside each failure it counts.
     public let hostName: String
     /// How long one database call may take before the store says `unavailable`.
@@ -49,9 +60,11 @@ public final class PostgresStore: Store {
     public init(
         url: DatabaseURL, password: String?, pepper: Pepper, proposal: Proposal?, migrate: Bool = true,
         hostName: String = PostgresStore.localHostName(), deadline: Double = 1.5,
-        startupTimeout: Double = 10
+        startupTimeout: Double = 10, maxFailures: Int = LockoutPolicy.defaultMaxFailures
     ) throws(StoreError) {
         self.url = url
+        self.maxFailures = maxFailures
+        maximumIterations = PostgresStore.iterationCap(hostTarget: proposal?.iterations ?? Credential.minimumIterations)
         self.hostName = hostName
         self.deadline = deadline
         let client = PostgresClient(configuration: try PostgresStore.configuration(url, password: password))
@@ -61,8 +74,8 @@ public final class PostgresStore: Store {
             try PostgresStore.probe(url, password: password, timeout: startupTimeout)
             try PostgresStore.prepareSchema(client, url: url, migrate: migrate, timeout: startupTimeout)
             let settings = try PostgresStore.checkKey(client, url: url, pepper: pepper, proposal: proposal, timeout: startupTimeout)
-            policy = LockoutPolicy(maxFailures: settings.maxFailures, unlockAfter: settings.unlockAfter)
-            iterations = settings.iterations
+            lastUnlockAfter = Mutex(settings.unlockAfter)
+            iterations = min(settings.iterations, maximumIterations)
         } catch {
             runner.cancel()
             throw error
@@ -70,6 +83,31 @@ public final class PostgresStore: Store {
     }
 
     deinit { runner.cancel() }
+
+    /// Four times the host's own target: room for a fleet whose first host was
+    /// faster, not for a row that asks for minutes of hashing.
+    public static func iterationCap(hostTarget: Int) -> Int {
+        min(4 * max(hostTarget, Credential.minimumIterations), Credential.maximumIterations)
+    }
+
+    /// A fleet's database may be written by a role without the key: it must not be
+    /// able to strip an owner tag and have the credential used as an old one.
+    public var acceptsUntaggedCredentials: Bool { false }
+
+    /// This host's failure limit with the fleet's timed unlock as the database
+    /// holds it now.
+    public var policy: LockoutPolicy {
+        let live = try? call { client -> Int64? in
+            let rows = try await client.query("SELECT unlock_after FROM patternlock_settings WHERE id = 1")
+            for try await (u) in rows.decode(Int64.self) { return u }
+            return nil
+        }
+        let unlockAfter = lastUnlockAfter.withLock { last in
+            if let live = live ?? nil { last = live }
+            return last
+        }
+        return LockoutPolicy(maxFailures: maxFailures, unlockAfter: unlockAfter)
+    }
 
     /// Creates or migrates the schema and nothing else (`patternlockd db init`).
     public static func initialize(url: DatabaseURL, password: String?, timeout: Double = 10) throws(StoreError) {
@@ -101,6 +139,7 @@ public final class PostgresStore: Store {
                     "The CA file \(ca) named by sslrootcert in --store cannot be read. Copy the database's CA certificate (PEM) there."
                 )
             }
+            if url.tlsMode == .verifyCA { try checkVerifyCA(ca) }
             t.trustRoots = .file(ca)
         }
         return t
@@ -110,6 +149,7 @@ public final class PostgresStore: Store {
         var config: PostgresClient.Configuration
         switch url.endpoint {
         case .unixSocket(let path):
+            try checkSocket(path)
             config = .init(unixSocketPath: path, username: url.user, password: password, database: url.database)
         case .tcp(let host, let port):
             let tls: PostgresClient.Configuration.TLS = try tlsConfiguration(url).map { .require($0) } ?? .disable

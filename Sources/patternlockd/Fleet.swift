@@ -228,6 +228,7 @@ extension PatternLockd {
                     }
                     let files = try FileStore(directory: directory)
                     var records: [UserRecord] = []
+                    var untagged = 0
                     for user in files.users() {
                         switch files.load(user) {
                         case .record(let r): records.append(r)
@@ -237,6 +238,28 @@ extension PatternLockd {
                                 "The record of \(user) in \(stateDir) cannot be imported: \(why). Re-enroll the user or move the file away, then import again."
                             )
                         }
+                    }
+                    // The fleet takes only credentials whose owner tag names their user
+                    // and uid under the fleet's key (issue 22): a tagged record made with
+                    // another key stops the whole import before the database is touched (an
+                    // empty one would take that key); an untagged one is tagged now.
+                    for (i, r) in records.enumerated() {
+                        guard let uid = r.uid ?? Accounts.uid(of: r.user) else {
+                            throw StoreError.refused(
+                                "The record of \(r.user) in \(stateDir) has no uid and there is no account \(r.user) now: nothing was imported. Remove it with: patternlockd remove \(r.user)"
+                            )
+                        }
+                        switch r.credential.isBound(user: r.user, uid: uid, pepper: pepper) {
+                        case true?: break
+                        case false?:
+                            throw StoreError.refused(
+                                "The record of \(r.user) in \(stateDir) was not made with the key in \(keyFile) (or not for \(r.user)): nothing was imported. Import with the key file the host's daemon used (--key-file), which must be the fleet's."
+                            )
+                        case nil:
+                            untagged += 1
+                            records[i].credential = r.credential.bound(user: r.user, uid: uid, pepper: pepper)
+                        }
+                        records[i].uid = uid
                     }
                     let store = try Fleet.open(
                         url, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
@@ -256,6 +279,11 @@ extension PatternLockd {
                     print(
                         "Imported \(added) record\(added == 1 ? "" : "s") from \(stateDir) into \(url)"
                             + (kept > 0 ? "; \(kept) already there, left as \(kept == 1 ? "it is" : "they are")." : "."))
+                    if untagged > 0 {
+                        print(
+                            "\(untagged) record\(untagged == 1 ? " was" : "s were") made before owner tags and cannot show which key \(untagged == 1 ? "it was" : "they were") made with: tagged now with the key in \(keyFile). If that is not the key the host's daemon used, those patterns fail until re-enrolled."
+                        )
+                    }
                 } catch let e as StoreError {
                     printError(e.description)
                     throw ExitCode(1)

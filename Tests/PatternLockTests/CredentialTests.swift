@@ -46,9 +46,32 @@ struct CredentialTests {
             "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMR",
             "$pbkdf2-sha256$i=600000$c2Fs dHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
             "$pbkdf2-sha256$i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ$x",
+            "$pbkdf2-sha256$i=600000,o=AAAA$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
+            "$pbkdf2-sha256$i=600000,x=oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
+            "$pbkdf2-sha256$o=oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ,i=600000$c2FsdHNhbHRzYWx0$oyxxfCUZHhT7bWsn2dkYke9U2bUK5fGM3rjPaOoGQMQ",
         ])
     func malformed(phc: String) {
         #expect(throws: Credential.ParseError.self) { try Credential(phc: phc) }
+    }
+
+    @Test("The owner tag names the user, the uid and the key; it round-trips and leaves the hash alone")
+    func ownerTag() throws {
+        let plain = try Credential.make(pattern: Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
+        #expect(plain.ownerTag == nil)
+        #expect(plain.isBound(user: "alice", uid: 1000, pepper: testPepper) == nil)
+        let tagged = plain.bound(user: "alice", uid: 1000, pepper: testPepper)
+        #expect(tagged.hash == plain.hash && tagged.salt == plain.salt)
+        #expect(try Credential(phc: tagged.phc) == tagged)
+        #expect(tagged.phc.hasPrefix("$pbkdf2-sha256$i=600000,o="))
+        #expect(tagged.isBound(user: "alice", uid: 1000, pepper: testPepper) == true)
+        #expect(tagged.isBound(user: "bob", uid: 1000, pepper: testPepper) == false)
+        #expect(tagged.isBound(user: "alice", uid: 0, pepper: testPepper) == false)
+        let other = try #require(Pepper(bytes: [UInt8](repeating: 8, count: 32)))
+        #expect(tagged.isBound(user: "alice", uid: 1000, pepper: other) == false)
+        #expect(try tagged.matches(Pattern(typed: "1397"), pepper: testPepper))
+        // The tag covers the iteration count: a row asking for more is not the owner's.
+        let raised = Credential(iterations: 700_000, salt: tagged.salt, hash: tagged.hash, ownerTag: tagged.ownerTag)
+        #expect(raised.isBound(user: "alice", uid: 1000, pepper: testPepper) == false)
     }
 
     @Test("A record round-trips; a damaged one is refused")

@@ -53,6 +53,42 @@ struct ServiceTests {
         s.verify(user: user, typed: pattern, context: AttemptContext(service: "sudo", tty: "pts/1"), uid: 1000)
     }
 
+    @Test("A credential copied onto another user is corrupt: never OK, no hash, shown in status")
+    func copiedCredential() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s, "bob", "1235")
+        enroll(s, "alice", "1397")
+        guard case .record(let bob) = s.store.load("bob"), case .record(var alice) = s.store.load("alice") else {
+            Issue.record("no records")
+            return
+        }
+        alice.credential = bob.credential
+        try s.store.save(alice)
+        #expect(verify(s, "1235") == .notEnrolled)
+        #expect(s.evaluations == 0)
+        #expect(s.status(user: "alice").corrupt)
+        #expect(verify(s, "1235", user: "bob") == .ok)
+    }
+
+    @Test("A record made before owner tags verifies and is tagged at its next success")
+    func untaggedMigrates() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        let old = try Credential.make(pattern: Pattern(typed: "1397"), pepper: testPepper, iterations: 600_000)
+        try s.store.save(UserRecord(user: "alice", uid: nil, credential: old))
+        #expect(!s.status(user: "alice").corrupt)
+        #expect(verify(s, "1397") == .ok)
+        guard case .record(let after) = s.store.load("alice") else {
+            Issue.record("no record")
+            return
+        }
+        #expect(after.uid == 1000)
+        #expect(after.credential.isBound(user: "alice", uid: 1000, pepper: testPepper) == true)
+        #expect(after.credential.hash == old.hash)
+        #expect(verify(s, "1397") == .ok)
+    }
+
     @Test("Five wrong patterns lock the user; then even the right one gets LOCKED without a hash")
     func fiveWrongLock() throws {
         defer { removeDirectory(base) }

@@ -120,9 +120,6 @@ class PostgresServer:
     def socket_url(self):
         return f"postgresql://{ROLE}@/{DATABASE}?host={self.sockets}&port={self.port}"
 
-    def tcp_url(self):
-        return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}?sslmode=disable"
-
     def remove(self):
         self.stop("immediate")
         shutil.rmtree(self.base, ignore_errors=True)

@@ -338,13 +338,15 @@ def test_password_from_a_file_over_tcp(fleet, postgres, shared_tmp, make_users):
     pw = shared_tmp / "dbpass"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
-    (host,) = fleet(1, url=postgres.tcp_url(), extra_args=["--store-password-file", str(pw)])
+    # TCP only with the certificate checked, loopback too (issue 22).
+    _, url = with_tls(postgres, shared_tmp)
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)])
     (user,) = make_users(1)
     host.enroll(user, RIGHT)
     assert verify(host, user, RIGHT) == "OK"
     assert PASSWORD not in host.read_log()
     # Without the password the database refuses, and the daemon says so instead of starting.
-    (bad,) = fleet(1, url=postgres.tcp_url(), start=False)
+    (bad,) = fleet(1, url=url, start=False)
     with pytest.raises(RuntimeError) as e:
         bad.start(timeout=20)
     assert "Cannot use the database" in str(e.value)
@@ -394,7 +396,8 @@ def test_db_import_copies_file_records_and_a_second_run_changes_nothing(postgres
     other_key.write_bytes(os.urandom(32))
     other_key.chmod(0o600)
     refused = run_import(str(other_key))
-    assert refused.returncode == 1 and "does not match the key" in refused.stderr, refused.stderr
+    # (the records' owner tags show it before the database's key check does)
+    assert refused.returncode == 1 and "was not made with the key" in refused.stderr, refused.stderr
     assert dump() == once
 
     # A fleet host with the fleet's key serves the imported records, counts included.
@@ -447,7 +450,7 @@ def test_a_daemon_without_postgresql_support_says_how_to_get_it(shared_tmp):
 
 
 def test_a_password_in_the_uri_is_refused(shared_tmp):
-    d = FleetHost(shared_tmp, "postgresql://patternlock:secret@127.0.0.1/patternlock?sslmode=disable", os.urandom(32))
+    d = FleetHost(shared_tmp, "postgresql://patternlock:secret@db.example.org/patternlock?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem", os.urandom(32))
     r = subprocess.run(d.args(), capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "--store-password-file" in r.stderr, r.stderr
 
@@ -518,7 +521,9 @@ def make_tls(directory, name="localhost"):
     return d / "ca.pem", d / "server.pem", d / "server.key"
 
 
-def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, postgres, shared_tmp, make_users):
+def with_tls(postgres, shared_tmp):
+    """Turns TLS on in the test server with a certificate for localhost from a
+    private CA; returns the CA file and a verify-full URL over loopback TCP."""
     tls = shared_tmp / "tls"
     tls.mkdir()
     ca, cert, key = make_tls(tls)
@@ -530,10 +535,14 @@ def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, pos
         f.write("ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
     postgres.stop()
     postgres.start()
+    return ca, f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
+
+
+def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, postgres, shared_tmp, make_users):
+    ca, url = with_tls(postgres, shared_tmp)
     pw = shared_tmp / "dbpass"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
-    url = f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
     (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)])
     (user,) = make_users(1)
     host.enroll(user, RIGHT)

@@ -99,6 +99,20 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
     assert os.path.exists("/etc/patternlock/key") == key_existed
 
 
+def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
+    """make install FLEET=1 (issue 22): the README's `serve --store` unit runs
+    /usr/local/sbin/patternlockd, which must be the PostgreSQL-capable build."""
+    fleet = ROOT / "build" / "patternlockd-fleet"
+    if not fleet.exists():
+        pytest.skip("build/patternlockd-fleet is missing: run make fleet")
+    make("install", f"DESTDIR={stage}", "FLEET=1")
+    installed = stage / "usr/local/sbin/patternlockd"
+    assert installed.read_bytes() == fleet.read_bytes()
+    r = subprocess.run([str(installed), "serve", "--store", "postgresql://pl@/pl?host=/nonexistent-patternlock"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "built without PostgreSQL support" not in r.stderr, r.stderr
+
+
 def test_the_pam_module_goes_where_pam_unix_is():
     pamdir = pathlib.Path(pam_module_dir())
     assert (pamdir / "pam_unix.so").exists(), f"{pamdir} holds no pam_unix.so"

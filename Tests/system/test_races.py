@@ -83,7 +83,8 @@ RECORD = re.compile(
     r"patternlock-record-v1\n"
     r"user=(?P<user>[^\n]+)\n"
     r"(uid=\d+\n)?"
-    r"credential=\$pbkdf2-sha256\$i=\d+\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
+    # the owner tag since issue 22
+    r"credential=\$pbkdf2-sha256\$i=\d+,o=[A-Za-z0-9+/]{43}\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
     # when,uid,service,tty,rhost,ruser (ruser since issue 14)

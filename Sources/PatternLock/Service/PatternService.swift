@@ -46,14 +46,33 @@ public final class PatternService: Sendable {
 
     /// The user's record, when it is this account's: a record of a deleted or
     /// re-created account is not enrolled (never success); an unrecorded uid is
-    /// bound to the account's now, for the next write to keep.
+    /// bound to the account's now, for the next write to keep (never in a store
+    /// that takes only tagged credentials). A credential whose owner tag is not
+    /// this user's and uid's is corrupt.
     private func loadOwned(_ user: String) -> Loaded {
         let loaded = store.load(user)
         guard case .record(var record) = loaded else { return loaded }
         let (owner, uid) = owner(of: record)
-        guard owner.isAccount else { return .missing }
+        guard owner.isAccount, let uid else { return .missing }
+        let tagged = record.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)
+        if let why = untrusted(record.credential, user: user, uid: tagged) { return .corrupt(why) }
         if record.uid == nil { record.uid = uid }
         return .record(record)
+    }
+
+    /// Why a credential may not be used for `user` with `uid` (nil: it may): its
+    /// owner tag is another owner's or another key's, or it has none where the
+    /// store requires one. Such a record is treated as corrupt: never success.
+    private func untrusted(_ credential: Credential, user: String, uid: UInt32?) -> String? {
+        guard let uid else {
+            return store.acceptsUntaggedCredentials ? nil : "the record has no uid, which this store does not adopt"
+        }
+        switch credential.isBound(user: user, uid: uid, pepper: pepper, backend: backend) {
+        case true?: return nil
+        case false?: return "the credential's owner tag is not this user's (copied from another user, or made with another key)"
+        case nil:
+            return store.acceptsUntaggedCredentials ? nil : "the credential has no owner tag, which this store requires"
+        }
     }
 
     /// How many PBKDF2 evaluations of a stored credential have run (tests and logs).
@@ -100,7 +119,12 @@ public final class PatternService: Sendable {
                 // The pattern was right; a failed write leaves the count high, never low.
                 try? store.recordSuccess(record)
                 cleared(hashMilliseconds)
-                if let fresh = rehashIfBelowTarget(record, typed: typed) {
+                if let uid = record.uid,
+                    let fresh = rehashIfBelowTarget(record, typed: typed, uid: uid)
+                        ?? (record.credential.ownerTag == nil
+                            ? record.credential.bound(user: user, uid: uid, pepper: pepper, backend: backend) : nil)
+                {
+                    // Below the target, or made before owner tags: tagged from now on.
                     try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
                 }
             }
@@ -119,7 +143,7 @@ public final class PatternService: Sendable {
             // enrolled hears that first.
             switch loadOwned(user) {
             case .record(let r):
-                let now = store.now()
+                let now = store.now(), policy = self.policy
                 if r.isLocked(now: now, policy: policy) {
                     return (.locked(retryAfter: r.retryAfter(now: now, policy: policy)), nil, nil)
                 }
@@ -134,18 +158,23 @@ public final class PatternService: Sendable {
             ruser: context.ruser)
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
-        switch store.countAttempt(user: user, accountUID: accountUID(user), entry: entry) {
+        let owner = accountUID(user)
+        switch store.countAttempt(user: user, accountUID: owner, entry: entry) {
         case .failed: return (.error(.storeFailed), nil, nil)
         case .unavailable: return (.error(.storeUnavailable), nil, nil)
         case .missing, .corrupt: return (.notEnrolled, nil, nil)
         case .locked(let retryAfter): return (.locked(retryAfter: retryAfter), nil, nil)
         case .counted(let r, let t): (record, now) = (r, t)
         }
+        // Counted, but a credential that is not this user's is never hashed.
+        guard let owner, untrusted(record.credential, user: user, uid: owner) == nil else { return (.notEnrolled, nil, nil) }
         hashes.add(1, ordering: .relaxed)
         let start = Calibration.now()
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
         let elapsed = Calibration.now() - start
         if matched { return (.ok, record, elapsed) }
+        // The store's rule as it is now: a fleet's timed unlock may have changed since start.
+        let policy = self.policy
         return (
             .fail(remaining: record.remaining(now: now, policy: policy), retryAfter: record.retryAfter(now: now, policy: policy)),
             record, elapsed
@@ -154,11 +183,11 @@ public final class PatternService: Sendable {
 
     /// A credential at the target iteration count for a record below it; nil when
     /// it has one already (or the new one cannot be made).
-    private func rehashIfBelowTarget(_ record: UserRecord, typed: SecretBytes) -> Credential? {
+    private func rehashIfBelowTarget(_ record: UserRecord, typed: SecretBytes, uid: UInt32) -> Credential? {
         guard record.credential.iterations < targetIterations, let pattern = try? Pattern(typed: typed),
             let fresh = try? Credential.make(pattern: pattern, pepper: pepper, iterations: targetIterations, backend: backend)
         else { return nil }
-        return fresh
+        return fresh.bound(user: record.user, uid: uid, pepper: pepper, backend: backend)
     }
 
     // MARK: - Enroll and remove
@@ -192,6 +221,7 @@ public final class PatternService: Sendable {
             }
             do {
                 let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
+                    .bound(user: user, uid: accountUID, pepper: pepper, backend: backend)
                 try store.save(UserRecord(user: user, uid: accountUID, credential: credential))
             } catch StoreError.unavailable {
                 return .error(.storeUnavailable)
@@ -312,13 +342,16 @@ public final class PatternService: Sendable {
         case .corrupt, .unreadable:
             return .success(UserStatus(user: user, corrupt: true))
         case .record(let r):
-            let (owner, _) = owner(of: r)
+            let (owner, uid) = owner(of: r)
             guard owner.isAccount else {
                 // Not enrolled for the account that has the name now; root's status
                 // shows whose it was.
                 return .success(UserStatus(user: user, owner: owner, recent: r.recent))
             }
-            let now = store.now()
+            if untrusted(r.credential, user: user, uid: r.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)) != nil {
+                return .success(UserStatus(user: user, corrupt: true))
+            }
+            let now = store.now(), policy = self.policy
             let locked = r.isLocked(now: now, policy: policy)
             let expired = r.lockedSince != 0 && !locked
             return .success(

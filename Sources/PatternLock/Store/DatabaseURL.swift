@@ -150,16 +150,20 @@ public struct DatabaseURL: Equatable, Sendable, CustomStringConvertible {
                 "The --store URI asks for TLS (sslmode=\(tlsMode.rawValue)) over a Unix socket; use sslmode=disable for a socket directory."
             )
         }
-        // Without a checked certificate anyone on the path can answer for the
-        // database, credentials included: only on this host's loopback.
-        if case .tcp(let h, _) = endpoint, tlsMode == .disable || tlsMode == .require, !Self.isLoopback(h) {
+        // Without a checked certificate anyone who answers on the port is taken for
+        // the database and may ask for the password in clear text. On loopback too:
+        // any local user can listen on the port while PostgreSQL restarts or before
+        // it starts. A database on this host is reached by its Unix socket, whose
+        // owner is checked.
+        if case .tcp(let h, _) = endpoint, tlsMode == .disable || tlsMode == .require {
+            let where_ = Self.isLoopback(h) ? "on this host's loopback" : "over the network"
             throw Error(
-                "The --store URI reaches \(h) over the network with sslmode=\(tlsMode.rawValue), which does not check the database's certificate: anyone on the path could answer for it. Use sslmode=verify-full&sslrootcert=/path/to/ca.pem (sslmode=disable or require only for a database on this host's loopback)."
+                "The --store URI reaches \(h) \(where_) with sslmode=\(tlsMode.rawValue), which does not check the database's certificate: anyone who listens on that port (any local user, while PostgreSQL is down) could answer for it and be sent the password. Use sslmode=verify-full&sslrootcert=/path/to/ca.pem, or for a database on this host its Unix socket (postgresql://ROLE@/DATABASE?host=/var/run/postgresql)."
             )
         }
         if tlsMode == .verifyFull || tlsMode == .verifyCA, rootCertificate == nil {
             throw Error(
-                "The --store URI asks the database's certificate to be checked (sslmode=\(tlsMode.rawValue)) but names no CA file: add sslrootcert=/path/to/ca.pem (or sslmode=disable for a database on this host's loopback)."
+                "The --store URI asks the database's certificate to be checked (sslmode=\(tlsMode.rawValue)) but names no CA file: add sslrootcert=/path/to/ca.pem (or, for a database on this host, use its Unix socket)."
             )
         }
     }

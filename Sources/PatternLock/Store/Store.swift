@@ -15,6 +15,13 @@ public protocol Store: Sendable {
     /// daemon's options and this host's clock; a fleet uses the database's.
     var policy: LockoutPolicy { get }
 
+    /// Whether a credential without an owner tag (made before tags existed) may
+    /// still be used until its next success tags it. The file store's records are
+    /// written by root only; a fleet's database may be written by a role that
+    /// does not hold the key, which must not be able to strip a tag, so a fleet
+    /// takes only tagged credentials.
+    var acceptsUntaggedCredentials: Bool { get }
+
     /// Seconds since the epoch on the store's clock.
     func now() -> Int64
 
@@ -49,6 +56,10 @@ public protocol Store: Sendable {
     /// Clears one user's count and lock (`patternlockd reset`). Returns the record as
     /// it was before, nil when the user has none.
     func reset(_ user: String) throws(StoreError) -> UserRecord?
+}
+
+extension Store {
+    public var acceptsUntaggedCredentials: Bool { true }
 }
 
 /// A user's record as read from a store.

@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A fleet whose database cannot be turned into root (issue 22). Whoever can write
+the fleet's tables (the daemons' own role) holds no key: it must not be able to move
+a credential onto another user, buy guesses, stall a verify or keep a lock's timed
+unlock from the hosts. Each test writes the table the way such a role would, with
+psql against the real test server, and checks what a host answers."""
+import os
+import pwd
+import re
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import Daemon, parse_reply
+from pg_support import FLEET_DAEMON, PASSWORD, free_port, fleet, postgres  # noqa: F401 (fixtures)
+
+RIGHT = "1235"
+OTHER = "7415"
+WRONG = "9876"
+
+
+def db(postgres, sql):
+    return postgres.psql(sql, database="patternlock")
+
+
+def verify(host, user, pattern):
+    return host.request(f"VERIFY user={user} pattern={pattern} service=sudo tty=pts%2F1 rhost=")
+
+
+def evaluations(host):
+    """How many hashes a host computed for verifies (each logged with hash_ms)."""
+    return len(re.findall(r"^.*verify .*hash_ms=", host.read_log(), re.M))
+
+
+def status(host, user):
+    verb, fields = parse_reply(host.request(f"STATUS user={user}"))
+    assert verb == "STATUS", fields
+    return fields
+
+
+def test_a_credential_copied_onto_another_user_never_verifies(fleet, postgres, make_users):
+    (host,) = fleet(1)
+    victim, mal, enrolled = make_users(3)
+    host.enroll(mal, RIGHT)
+    host.enroll(enrolled, OTHER)
+    # Onto a user with no record, with a NULL uid: never adopted, never OK.
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) "
+                 f"SELECT '{victim}', NULL, credential FROM patternlock_users WHERE user_name = '{mal}'")
+    assert verify(host, victim, RIGHT) != "OK"
+    assert db(postgres, f"SELECT coalesce(uid::text, 'null') FROM patternlock_users WHERE user_name = '{victim}'") == "null"
+    assert status(host, victim)["corrupt"] == "1"
+    # With the victim's own uid: the credential still names mal.
+    db(postgres, f"UPDATE patternlock_users SET uid = {pwd.getpwnam(victim).pw_uid} WHERE user_name = '{victim}'")
+    assert verify(host, victim, RIGHT) != "OK"
+    assert status(host, victim)["corrupt"] == "1"
+    # Onto an enrolled user, keeping its name and uid.
+    db(postgres, f"UPDATE patternlock_users SET credential = (SELECT credential FROM patternlock_users "
+                 f"WHERE user_name = '{mal}') WHERE user_name = '{enrolled}'")
+    assert verify(host, enrolled, RIGHT) != "OK"
+    assert status(host, enrolled)["corrupt"] == "1"
+    # Without the owner tag, as a credential made before tags: not in a fleet.
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '') "
+                 f"WHERE user_name = '{enrolled}'")
+    assert verify(host, enrolled, RIGHT) != "OK"
+    assert status(host, enrolled)["corrupt"] == "1"
+    assert evaluations(host) == 0
+    # mal's own record still works, and an administrator re-enrolls the others.
+    assert verify(host, mal, RIGHT) == "OK"
+    host.enroll(enrolled, OTHER)
+    assert verify(host, enrolled, OTHER) == "OK"
+
+
+def test_the_failure_limit_is_the_hosts_not_the_databases(fleet, postgres, make_users):
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    db(postgres, "UPDATE patternlock_settings SET max_failures = 1000000")
+    replies = [verify(host, user, WRONG) for _ in range(7)]
+    assert replies == [f"FAIL remaining={n}" for n in range(4, -1, -1)] + ["LOCKED retry_after=0"] * 2, replies
+    assert evaluations(host) == 5
+    # A count at the limit written behind the hosts' back is a lock: no hash.
+    assert host.request(f"RESET user={user}").startswith("OK")
+    db(postgres, f"UPDATE patternlock_users SET failures = 5, locked_since = 0 WHERE user_name = '{user}'")
+    assert verify(host, user, RIGHT).startswith("LOCKED")
+    assert evaluations(host) == 5
+
+
+def test_a_credential_asking_for_far_more_iterations_than_the_host_is_never_hashed(fleet, postgres, make_users):
+    (host,) = fleet(1, extra_args=["--iterations", "600000"])
+    (user,) = make_users(1)
+    # Made (and tagged) by a host with the key, at 5x this host's target: above its cap.
+    assert host.request(f"ENROLL user={user} pattern={RIGHT} iterations=3000000").startswith("OK")
+    start = time.monotonic()
+    assert verify(host, user, RIGHT) != "OK"
+    assert time.monotonic() - start < 1.0
+    assert evaluations(host) == 0
+    assert status(host, user)["corrupt"] == "1"
+
+
+def test_verify_ca_with_the_system_bundle_is_refused(fleet, postgres, shared_tmp):
+    url = (f"postgresql://patternlock@127.0.0.1:{postgres.port}/patternlock"
+           f"?sslmode=verify-ca&sslrootcert=/etc/ssl/certs/ca-certificates.crt")
+    (host,) = fleet(1, url=url, start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    assert "verify-ca" in str(e.value) and "verify-full" in str(e.value), str(e.value)
+
+
+def test_db_settings_apply_at_once_to_status_and_to_the_failure_that_locks(fleet, postgres, make_users):
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    for _ in range(4):
+        assert verify(host, user, WRONG).startswith("FAIL")
+    r = subprocess.run([str(FLEET_DAEMON), "db", "settings", "--store", postgres.socket_url(), "--key-file",
+                        host.key_file, "--unlock-after", "3600"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    reply = verify(host, user, WRONG)
+    assert reply.startswith("FAIL remaining=0 retry_after="), reply
+    assert 3590 <= int(reply.split("retry_after=")[1]) <= 3600
+    fields = status(host, user)
+    assert fields["locked"] == "1" and 3590 <= int(fields["retry_after"]) <= 3600, fields
+    out = host.cli("status", user)
+    assert "unlocks by itself" in out.stdout, out.stdout + out.stderr
+
+
+class CleartextImpostor:
+    """A listener that answers a startup message by asking for the password in
+    clear text (AuthenticationCleartextPassword) and keeps what it gets."""
+
+    def __init__(self, code=3):
+        self.code = code
+        self.port = free_port()
+        self.got = b""
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.listen(8)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with c:
+                c.settimeout(3)
+                try:
+                    n = struct.unpack(">i", c.recv(4))[0]
+                    c.recv(n - 4)
+                    extra = b"salt" if self.code == 5 else b""
+                    c.sendall(b"R" + struct.pack(">ii", 8 + len(extra), self.code) + extra)
+                    self.got += c.recv(4096)
+                except OSError:
+                    pass
+
+
+@pytest.mark.parametrize("sslmode,code", [("disable", 3), ("disable", 5), ("require", 3)],
+                         ids=["cleartext", "md5", "tls-unchecked"])
+def test_a_listener_on_the_loopback_port_never_gets_the_password(fleet, shared_tmp, sslmode, code):
+    impostor = CleartextImpostor(code)
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    url = f"postgresql://patternlock@127.0.0.1:{impostor.port}/patternlock?sslmode={sslmode}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    impostor.sock.close()
+    assert PASSWORD.encode() not in impostor.got
+    assert not impostor.got.startswith(b"p"), impostor.got
+    assert "verify-full" in str(e.value) and "Unix socket" in str(e.value), str(e.value)
+
+
+def test_a_socket_planted_in_a_world_writable_directory_never_gets_the_password(fleet, postgres, shared_tmp):
+    planted = shared_tmp / "sockets"
+    planted.mkdir()
+    planted.chmod(0o1777)
+    path = planted / f".s.PGSQL.{postgres.port}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(8)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    got = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = listener.accept()
+            except OSError:
+                return
+            with c:
+                c.settimeout(3)
+                try:
+                    got.append(c.recv(4096))
+                    c.sendall(b"R" + struct.pack(">ii", 8, 3))
+                    got.append(c.recv(4096))
+                except OSError:
+                    pass
+    threading.Thread(target=serve, daemon=True).start()
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    url = f"postgresql://patternlock@/patternlock?host={planted}&port={postgres.port}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    listener.close()
+    assert not any(PASSWORD.encode() in g for g in got), got
+    assert "written by every user" in str(e.value), str(e.value)
+    # In a directory others cannot write, a socket of another owner than the directory's is refused too.
+    planted.chmod(0o755)
+    listener = socket.socket(socket.AF_UNIX)
+    path.unlink()
+    listener.bind(str(path))
+    listener.listen(8)
+    os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    os.chown(planted, pwd.getpwnam("postgres").pw_uid, -1)
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    listener.close()
+    assert "not to the owner of its directory" in str(e.value), str(e.value)
+
+
+def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, make_users):
+    (alice,) = make_users(1)
+    (shared_tmp / "files").mkdir()
+    files = Daemon(shared_tmp / "files")
+    files.start()
+    files.enroll(alice, RIGHT)
+    files.stop()
+    # An empty database takes the first key it is given: the records must show
+    # they were made with it.
+    other_key = shared_tmp / "other-key"
+    other_key.write_bytes(os.urandom(32))
+    other_key.chmod(0o600)
+    r = subprocess.run([str(FLEET_DAEMON), "db", "import", "--state-dir", files.state_dir,
+                        "--key-file", str(other_key), "--store", postgres.socket_url()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "was not made with the key" in r.stderr, r.stdout + r.stderr
+    # Refused before the database is touched: an empty one would have taken that key.
+    assert db(postgres, "SELECT to_regclass('patternlock_settings') IS NULL") == "t"
