@@ -19,7 +19,7 @@ extension PostgresStore {
     /// neither group nor others can write), and the process listening on it must be
     /// that account (SO_PEERCRED). After this check the socket can be replaced only
     /// by the directory's owner or root.
-    static func checkSocket(_ path: String) throws(StoreError) {
+    static func checkSocket(_ path: String, in url: DatabaseURL) throws(StoreError) {
         let dir = Sys.splitPath(path).0
         guard case .success(let d) = Sys.lstat(dir), d.st_mode & S_IFMT == S_IFDIR else {
             throw .unavailable(
@@ -33,7 +33,8 @@ extension PostgresStore {
         }
         guard case .success(let s) = Sys.lstat(path), s.st_mode & S_IFMT == S_IFSOCK else {
             throw .unavailable(
-                "There is no PostgreSQL socket \(path). Check that PostgreSQL runs and that host= and port= in --store are right.")
+                "There is no PostgreSQL socket \(path): it does not exist. Check that PostgreSQL runs and that host= and port= in --store \(url) are right."
+            )
         }
         let rootOnly = d.st_uid == 0 && d.st_mode & (S_IWGRP | S_IWOTH) == 0
         guard s.st_uid == d.st_uid || rootOnly else {

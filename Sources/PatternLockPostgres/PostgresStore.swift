@@ -149,7 +149,7 @@ public final class PostgresStore: Store {
         var config: PostgresClient.Configuration
         switch url.endpoint {
         case .unixSocket(let path):
-            try checkSocket(path)
+            try checkSocket(path, in: url)
             config = .init(unixSocketPath: path, username: url.user, password: password, database: url.database)
         case .tcp(let host, let port):
             let tls: PostgresClient.Configuration.TLS = try tlsConfiguration(url).map { .require($0) } ?? .disable

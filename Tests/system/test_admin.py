@@ -20,6 +20,7 @@ pytest_plugins = ["pam_support"]
 from conftest import DAEMON, ROOT, Daemon  # noqa: E402
 from pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: E402,F401 (fixtures)
 from test_pam_sudo import module_line, pam_service, pamtester  # noqa: E402,F401 (fixtures)
+from test_fleet import make_tls, with_tls  # noqa: E402
 
 RIGHT = "1397"
 WRONG = "9856"
@@ -104,8 +105,9 @@ def test_a_wrong_database_password_is_named_at_once(postgres, shared_tmp):
     wrong = shared_tmp / "dbpass"
     wrong.write_text("not-" + PASSWORD + "\n")
     wrong.chmod(0o600)
+    _, url = with_tls(postgres, shared_tmp)   # TCP only with a checked certificate, loopback included
     start = time.monotonic()
-    r = run(FLEET_DAEMON, "db", "settings", "--store", postgres.tcp_url(), "--store-password-file", wrong,
+    r = run(FLEET_DAEMON, "db", "settings", "--store", url, "--store-password-file", wrong,
             "--key-file", key)
     elapsed = time.monotonic() - start
     assert r.returncode == 1, r.stderr
@@ -129,12 +131,15 @@ def test_a_missing_socket_and_a_refused_port_are_named_at_once(postgres, shared_
     # 10: the URI printed keeps its port, so a copy of it names the same server.
     assert f"host={nowhere}&port=5999" in r.stderr, r.stderr
 
+    tls = shared_tmp / "tls"
+    tls.mkdir()
+    ca, _, _ = make_tls(tls)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]   # bound, never listening: connections are refused
         start = time.monotonic()
         r = run(FLEET_DAEMON, "db", "settings", "--key-file", key,
-                "--store", f"postgresql://patternlock@127.0.0.1:{port}/patternlock?sslmode=disable")
+                "--store", f"postgresql://patternlock@localhost:{port}/patternlock?sslmode=verify-full&sslrootcert={ca}")
     assert r.returncode == 1 and time.monotonic() - start < AT_ONCE, r.stderr
     assert "connection refused" in r.stderr, r.stderr
 
