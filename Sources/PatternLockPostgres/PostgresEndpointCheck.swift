@@ -17,8 +17,8 @@ extension PostgresStore {
     /// must not be writable by every user, the socket must belong to the directory's
     /// owner (PostgreSQL's account; or any account in a directory root owns that
     /// neither group nor others can write), and the process listening on it must be
-    /// that account (SO_PEERCRED). After this check the socket can be replaced only
-    /// by the directory's owner or root.
+    /// that account (SO_PEERCRED). Checked once, before the first connection: the
+    /// pool's later connections are not (docs/SECURITY.md says what that leaves open).
     static func checkSocket(_ path: String, in url: DatabaseURL) throws(StoreError) {
         let dir = Sys.splitPath(path).0
         guard case .success(let d) = Sys.lstat(dir), d.st_mode & S_IFMT == S_IFDIR else {
