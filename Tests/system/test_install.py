@@ -104,7 +104,7 @@ def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage
     /usr/local/sbin/patternlockd, which must be the PostgreSQL-capable build."""
     fleet = ROOT / "build" / "patternlockd-fleet"
     if not fleet.exists():
-        pytest.skip("build/patternlockd-fleet is missing: run make fleet")
+        skip_or_fail("build/patternlockd-fleet is missing: run make fleet")
     make("install", f"DESTDIR={stage}", "FLEET=1")
     installed = stage / "usr/local/sbin/patternlockd"
     assert installed.read_bytes() == fleet.read_bytes()
