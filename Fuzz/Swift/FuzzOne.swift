@@ -62,8 +62,10 @@ func fuzzReply(_ text: String) {
 /// What the daemon sends: free text in a reply field comes back as it went out.
 func fuzzReplyEncoding(_ text: String) {
     // A reason word the policy owns parses as its refusal: the one spelling of it.
-    let invalid: Reply = text == "denylisted" ? .refused(.denylisted) : .invalid(InvalidReason(word: text))
-    for reply in [Reply.error(ErrorCode(rawValue: text)), invalid, .user(text)] {
+    // An empty reason is no reply at all (the module refuses it too).
+    let invalid: [Reply] =
+        text.isEmpty ? [] : [text == "denylisted" ? .refused(.denylisted) : .invalid(InvalidReason(word: text))]
+    for reply in [Reply.error(ErrorCode(rawValue: text)), .user(text)] + invalid {
         let line = reply.line
         guard noFramingBytes(line) else { violated("reply field not encoded", line) }
         if line.utf8.count < Line.maxReplyBytes, Reply(line: line) != reply {
