@@ -25,7 +25,7 @@ let package = Package(
         // What Swift cannot spell: SO_PEERCRED, getrandom, explicit_bzero.
         .target(name: "CPatternLockShims"),
         // Pattern rules, crypto, credentials, lockout, the Store seam and the file store.
-        // No sockets, no wire words, no NIO.
+        // No server or listener, no wire words, no NIO (only the Unix-socket syscall wrappers).
         .target(name: "PatternLock", dependencies: ["CSHA256", "CPatternLockShims"]),
         // The contract with the PAM module and the CLI: lines, requests, replies, the
         // reason and error-code enums, and every sentence a user reads.

@@ -54,24 +54,10 @@ extension PostgresStore {
 
     /// The uid of the process listening on a Unix socket (SO_PEERCRED), nil when none answers.
     private static func listeningUID(_ path: String) -> uid_t? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard rc == 0 else { return nil }
-        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
-        return pl_peer_credentials(fd, &pid, &uid, &gid) == 0 ? uid : nil
+        guard case .success(let fd) = Socket.unixStream() else { return nil }
+        defer { Sys.close(fd) }
+        guard case .success = Socket.connect(fd, path: path) else { return nil }
+        return Socket.peerUID(fd)
     }
 
     /// Refuses `sslmode=verify-ca` with a bundle of CAs: without the host name
