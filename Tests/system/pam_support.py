@@ -164,7 +164,8 @@ class FakeDaemon:
     """A stand-in for patternlockd, root's like the real one, on a Unix socket
     in a short temporary directory (sun_path holds 108 bytes). `answer(line)` gives the bytes to send
     back for one request line, or None to never answer it. Every request line
-    is kept in `lines`."""
+    is kept in `lines`, and every byte each connection sent in `received` (one
+    bytes object a connection, a line without its LF included)."""
 
     def __init__(self, answer):
         self.answer = answer
@@ -172,6 +173,7 @@ class FakeDaemon:
         os.chmod(self.dir, 0o755)
         self.socket = str(self.dir / "socket")
         self.lines = []
+        self.received = []
         self.connections = 0
         self._conns = []
         self._stop = threading.Event()
@@ -192,9 +194,10 @@ class FakeDaemon:
                 return
             self.connections += 1
             self._conns.append(conn)
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+            self.received.append(b"")
+            threading.Thread(target=self._handle, args=(conn, len(self.received) - 1), daemon=True).start()
 
-    def _handle(self, conn):
+    def _handle(self, conn, index):
         buf = b""
         conn.settimeout(0.1)
         while not self._stop.is_set():
@@ -206,6 +209,7 @@ class FakeDaemon:
                 return
             if not chunk:
                 return
+            self.received[index] += chunk
             buf += chunk
             while b"\n" in buf:
                 raw, buf = buf.split(b"\n", 1)

@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 
 import pytest
 
@@ -19,7 +18,7 @@ pytest.register_assert_rewrite("pam_support")
 
 from pam_support import (PROMPT, GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
                          PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, WRONG, by_verb, failures,
-                         on, status_line, wrong)
+                         FakeDaemon, on, status_line, wrong)
 
 # The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -92,62 +91,16 @@ def test_overlong_entry_is_not_sent(pam, live, enrolled):
     assert failures(live, enrolled) == 0
 
 
-class RecordingDaemon:
-    """A root-owned Unix socket that keeps every byte each connection sent, and
-    answers each request line as the real daemon would for these tests: STATUS
-    with an enrolled, unlocked user, VERIFY with `verify`. Because its answers
-    are the daemon's, only what it received tells whether the module sent."""
-
-    def __init__(self, user, verify):
-        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="plrec-", dir="/tmp"))
-        os.chmod(self.dir, 0o755)
-        self.socket = str(self.dir / "socket")
-        self.received = []  # one bytes object per connection
-        self._answers = {b"STATUS": status_line(user), b"VERIFY": verify}
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(self.socket)
-        self._listener.listen(8)
-        self._listener.settimeout(0.1)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self):
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                try:
-                    while b"\n" not in data:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                    self.received.append(data)
-                    verb = data.split(b" ", 1)[0]
-                    conn.sendall(self._answers.get(verb, b"ERROR message=unexpected\n"))
-                except OSError:
-                    self.received.append(data)
-
-    def close(self):
-        self._stop.set()
-        self._listener.close()
-        self._thread.join(2)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 @pytest.fixture
 def recorder():
     made = []
 
     def make(user, verify):
-        d = RecordingDaemon(user, verify)
+        # A stand-in that answers as the real daemon would for these tests (STATUS:
+        # enrolled, unlocked; VERIFY: `verify`), so only what it received tells
+        # whether the module sent.
+        answers = {"STATUS": status_line(user), "VERIFY": verify}
+        d = FakeDaemon(lambda line: answers.get(line.split(" ", 1)[0], b"ERROR message=unexpected\n"))
         made.append(d)
         return d
     yield make
