@@ -4,13 +4,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* Linux 6.5; the value of the asm-generic architectures (x86-64, arm64). */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 int pl_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
 {
@@ -96,4 +106,118 @@ int pl_pipe_cloexec(int fds[2])
 int pl_rename_noreplace(const char *from, const char *to)
 {
 	return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}
+
+int pl_peer_pidfd(int fd)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof pidfd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0)
+		return -1;
+	if (len != sizeof pidfd || pidfd < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return pidfd;
+}
+
+int pl_pidfd_exited(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int rc;
+	do
+		rc = poll(&p, 1, 0);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -1;
+	return rc > 0 ? 1 : 0;
+}
+
+int pl_pidfd_kill(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+int pl_spawn(const char *path, char *const *argv, char *const *envp, int in_fd,
+	     int out_fd, int err_fd, int pass_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int rc, pidfd = -1, moved = -1;
+
+	/* dup2(3, 3) would keep close-on-exec: move a pass_fd of 3 first. */
+	if (pass_fd == 3) {
+		moved = fcntl(pass_fd, F_DUPFD_CLOEXEC, 10);
+		if (moved < 0)
+			return -1;
+		pass_fd = moved;
+	}
+	if ((rc = posix_spawn_file_actions_init(&actions)) != 0) {
+		if (moved >= 0)
+			close(moved);
+		errno = rc;
+		return -1;
+	}
+	if ((rc = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&actions);
+		if (moved >= 0)
+			close(moved);
+		errno = rc;
+		return -1;
+	}
+	sigemptyset(&none);
+	sigfillset(&all);
+	rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+						     POSIX_SPAWN_SETSIGDEF);
+	if (rc == 0)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (rc == 0)
+		rc = posix_spawnattr_setsigdefault(&attr, &all);
+	if (rc == 0 && in_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
+	if (rc == 0 && out_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+	if (rc == 0 && err_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+	if (rc == 0 && pass_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&actions, pass_fd, 3);
+	if (rc == 0)
+		rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	if (moved >= 0)
+		close(moved);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	/* The child is ours until it is waited for, so its pid cannot be reused
+	 * here. */
+	pidfd = (int)syscall(SYS_pidfd_open, *pid, 0);
+	if (pidfd < 0) {
+		int e = errno;
+		kill(*pid, SIGKILL);
+		(void)pl_wait_exit(*pid);
+		errno = e;
+		return -1;
+	}
+	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	return pidfd;
+}
+
+int pl_wait_exit(pid_t pid)
+{
+	int status = 0;
+	pid_t r;
+	do
+		r = waitpid(pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
 }

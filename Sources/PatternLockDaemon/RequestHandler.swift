@@ -11,11 +11,14 @@ package struct RequestHandler: Sendable {
     /// Who a peer's uid is, and whether an account exists (the password database,
     /// or a test's own table).
     package let accounts: AccountLookup
+    /// Who checks a user's password before its first pattern (polkit, or a test's own).
+    package let proof: PasswordProof
 
-    package init(service: PatternService, policy: EnrollPolicy, accounts: AccountLookup = .system) {
+    package init(service: PatternService, policy: EnrollPolicy, accounts: AccountLookup = .system, proof: PasswordProof = .polkit) {
         self.service = service
         self.policy = policy
         self.accounts = accounts
+        self.proof = proof
     }
 
     /// The reply lines for one request, and one log line (never a pattern). A
@@ -23,7 +26,13 @@ package struct RequestHandler: Sendable {
     /// write, and logged once the cleared count is durable, before any re-hash (a
     /// crash during the re-hash loses nothing the log shows); then the returned
     /// list is empty.
-    package func handle(_ request: Request, peerUID: UInt32, answerEarly: ([Reply]) -> Void = { _ in }) -> [Reply] {
+    ///
+    /// `peer` is the connecting process, which a user's first pattern needs a proof
+    /// of the password about; `hangUp` the connection, watched while the proof waits.
+    package func handle(
+        _ request: Request, peerUID: UInt32, peer: PeerProcess? = nil, hangUp: Int32 = -1,
+        answerEarly: ([Reply]) -> Void = { _ in }
+    ) -> [Reply] {
         let isRoot = peerUID == 0
         let peerName = isRoot ? "root" : accounts.peerName(peerUID)
         // Byte for byte: who someone is is never decided by Unicode equivalence.
@@ -80,9 +89,17 @@ package struct RequestHandler: Sendable {
                 guard override else { replies = [.refused(refusal)]; break }
                 logFields.append("policy=overridden")
             }
+            var proven = false
+            if !isRoot {
+                // Nobody is asked for a password for an entry that is not a pattern.
+                do { _ = try Pattern(typed: pattern) } catch { replies = [.invalid(InvalidReason(error))]; break }
+                let gate = selfEnrollmentGate(user: user, peer: peer, hangUp: hangUp, log: &logFields)
+                if case .refuse(let reply) = gate { replies = [reply]; break }
+                if case .proceed(true) = gate { proven = true }
+            }
             let outcome = service.enroll(
                 user: user, typed: pattern, current: current, iterations: iterations,
-                byAdministrator: isRoot,
+                byAdministrator: isRoot, firstEnrollmentProven: proven,
                 context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
             replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : Reply(outcome)]
 
@@ -129,6 +146,35 @@ package struct RequestHandler: Sendable {
         return replies
     }
 
+    private enum Gate {
+        /// Go on to `enroll`; `proven`: the password was checked for a first pattern.
+        case proceed(proven: Bool)
+        case refuse(Reply)
+    }
+
+    /// Whether a user (not root) may go on to set its own pattern: a change goes on
+    /// (`enroll` checks the current pattern); a first pattern only once the password
+    /// has been proven. Asked before the user's lock is taken, so a password dialog
+    /// never holds it; `enroll` looks at the record again under the lock.
+    private func selfEnrollmentGate(user: String, peer: PeerProcess?, hangUp: Int32, log: inout [String]) -> Gate {
+        switch service.selfEnrollment(user: user) {
+        case .refused(let e): return .refuse(.error(ErrorCode(e)))
+        case .change: return .proceed(proven: false)
+        case .first:
+            switch proof.check(peer, hangUp) {
+            case .proven:
+                log.append("password=proven")
+                return .proceed(proven: true)
+            case .refused(let why):
+                log.append(Log.field("password", "refused: " + why))
+                return .refuse(.error(.passwordProofRequired))
+            case .unavailable(let why):
+                log.append(Log.field("password", "unavailable: " + why))
+                return .refuse(.error(.passwordProofUnavailable))
+            }
+        }
+    }
+
     /// A store that cannot be reached (a fleet's database) says so apart from one
     /// that failed to read or write; both are unavailable to the client.
     static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error)) }
@@ -155,12 +201,14 @@ package struct RequestHandler: Sendable {
 
     /// Warning for what an administrator looks for with `journalctl -p warning`: a
     /// failure that locks, an attempt on a locked user, a request refused to its
-    /// sender. The PAM module and `verify` ask STATUS first and stop at a lock, so a
-    /// STATUS that shows a lock is how an attempt on a locked user reaches the log.
-    /// Everything else is information.
+    /// sender (a first pattern without a proof of the password included). The PAM
+    /// module and `verify` ask STATUS first and stop at a lock, so a STATUS that
+    /// shows a lock is how an attempt on a locked user reaches the log. Everything
+    /// else is information.
     package static func priority(of reply: Reply?) -> Log.Level {
         switch reply {
         case .fail(0, _)?, .locked?, .denied?: return .warning
+        case .error(.passwordProofRequired)?, .error(.passwordProofUnavailable)?: return .warning
         case .status(let s)? where s.locked: return .warning
         default: return .info
         }

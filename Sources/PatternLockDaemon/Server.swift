@@ -104,7 +104,9 @@ package final class Server: Sendable {
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
-        guard let uid = Socket.peerUID(fd) else { return }
+        // Read at accept: who connected, and (for a password proof) which process.
+        guard let peer = PeerProcess(socket: fd) else { return }
+        let uid = peer.uid
         Socket.setTimeout(fd, option: SO_SNDTIMEO, seconds: Server.idleSeconds)
         guard limiter.admit(uid) else {
             _ = Socket.sendAll(fd, Array((Reply.busy.line + "\n").utf8))
@@ -126,7 +128,8 @@ package final class Server: Sendable {
                 do {
                     // The line stays bytes; a pattern in it becomes secret bytes, never a String.
                     let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
-                    replies = handler.handle(request, peerUID: uid, answerEarly: { sentEarly = send(fd, $0) })
+                    replies = handler.handle(
+                        request, peerUID: uid, peer: peer, hangUp: fd, answerEarly: { sentEarly = send(fd, $0) })
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.code)")
                     _ = send(fd, [Reply.error(error.code)])

@@ -102,6 +102,19 @@ public enum ClientWording {
             return ClientError(
                 description: "Only root can choose the iteration count; leave out --iterations to get the daemon's calibrated count.",
                 code: .denied)
+        case .passwordProofRequired:
+            return ClientError(
+                description: "Setting your first pattern needs your password, and it was not confirmed (a wrong password, "
+                    + "or the password prompt was closed or could not be shown); nothing was changed. Run patternlockd enroll "
+                    + "again on a terminal of this machine and type your password when asked, or ask an administrator to run: "
+                    + "patternlockd enroll \(user)",
+                code: .denied)
+        case .passwordProofUnavailable:
+            return ClientError(
+                description: "This system cannot ask for your password (polkit is not installed or not running), so your "
+                    + "first pattern must be set by an administrator: run sudo patternlockd enroll, or ask root to run: "
+                    + "patternlockd enroll \(user). Nothing was changed.",
+                code: .denied)
         case .storeFailed:
             return ClientError(
                 description:

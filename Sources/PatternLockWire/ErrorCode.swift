@@ -23,6 +23,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let iterationsTooHigh = ErrorCode(rawValue: "iterations_too_high")
     public static let iterationsRootOnly = ErrorCode(rawValue: "iterations_root_only")
     public static let overrideRootOnly = ErrorCode(rawValue: "override_root_only")
+    /// A user's first pattern needs a proof of its password, and the proof was not
+    /// given (polkit said no: a wrong password, a dismissed or missing prompt).
+    /// Nothing was written.
+    public static let passwordProofRequired = ErrorCode(rawValue: "password_proof_required")
+    /// A user's first pattern needs a proof of its password, and this system cannot
+    /// ask for one (polkit is not installed or not running): root must set it.
+    /// Nothing was written.
+    public static let passwordProofUnavailable = ErrorCode(rawValue: "password_proof_unavailable")
 
     // A line that is not a request (the connection stays open for the next one).
     public static let carriageReturn = ErrorCode(rawValue: "carriage_return")
@@ -54,6 +62,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .noSuchUser: self = .noSuchUser
         case .iterationsTooLow: self = .iterationsTooLow
         case .iterationsTooHigh: self = .iterationsTooHigh
+        case .passwordProofRequired: self = .passwordProofRequired
         }
     }
 

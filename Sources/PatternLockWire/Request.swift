@@ -121,3 +121,12 @@ public enum Request: Equatable, Sendable {
         }
     }
 }
+
+/// How long an ENROLL of a user's first pattern may take: the daemon waits this
+/// long for the user to type its password in polkit's prompt, and the client
+/// waits a little longer for the answer (every other request is answered in
+/// seconds).
+public enum PasswordProofTiming {
+    public static let daemonSeconds = 300
+    public static let clientSeconds = daemonSeconds + 30
+}

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import PatternLock
 import PatternLockDaemon
@@ -22,12 +24,31 @@ enum Peer: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
+/// The password proofs a test's daemon asks for: each gets `verdict` (refused
+/// unless the test says otherwise), and `asked` counts them.
+final class Proofs: Sendable {
+    private let asked = Atomic<Int>(0)
+    var count: Int { asked.load(ordering: .relaxed) }
+    let verdict = Mutex<PasswordProof.Verdict>(.refused(why: "no password in this test"))
+    /// Runs while the proof is asked, before the verdict (a test's own doings meanwhile).
+    let during = Mutex<(@Sendable () -> Void)?>(nil)
+
+    var proof: PasswordProof {
+        PasswordProof { _, _ in
+            self.asked.add(1, ordering: .relaxed)
+            self.during.withLock { $0 }?()
+            return self.verdict.withLock { $0 }
+        }
+    }
+}
+
 /// A daemon's request handling over a file store in a temporary directory, with
 /// its own small password database: alice (1397) and bob (2589) are enrolled,
 /// carol is not.
 final class Fixture {
     let base: String
     let handler: RequestHandler
+    let proofs = Proofs()
     static let names: [UInt32: String] = [1000: "alice", 1001: "bob", 1002: "carol"]
     /// 2589 is on the denylist, so only an override enrolls it.
     static let policy = EnrollPolicy(threshold: 0, minimumDots: 4, denylist: [[2, 5, 8, 6]])
@@ -46,7 +67,7 @@ final class Fixture {
             accountUID: uidOf)
         handler = RequestHandler(
             service: service, policy: Fixture.policy,
-            accounts: AccountLookup(peerName: { names[$0] }, uid: uidOf))
+            accounts: AccountLookup(peerName: { names[$0] }, uid: uidOf), proof: proofs.proof)
         for (user, pattern) in [("alice", "1397"), ("bob", "2589")] {
             #expect(
                 send(.enroll(user: user, pattern: SecretBytes(pattern), current: nil, iterations: nil, override: true), from: .root)
@@ -272,5 +293,180 @@ struct RequestHandlerTests {
         #expect(replies.count == 1 && replies[0].hasPrefix("ERROR message=store_"), "\(replies)")
         let one = f.send(.reset(user: alice), from: .root)
         #expect(one.first?.hasPrefix("ERROR message=store_") == true, "\(one)")
+    }
+}
+
+@Suite("A first pattern needs a proof of the password")
+struct PasswordProofTests {
+    static let carolEnroll = Request.enroll(user: "carol", pattern: "3578", current: nil, iterations: nil)
+    static let carol = Peer.otherUnenrolled
+
+    func carolRecordExists(_ f: Fixture) -> Bool { FileManager.default.fileExists(atPath: f.base + "/state/carol") }
+
+    @Test(
+        "A user's first pattern is set only when the proof says the password was right; otherwise nothing is written",
+        arguments: [
+            (PasswordProof.Verdict.proven, "OK iterations=600000"),
+            (.refused(why: "wrong password"), "ERROR message=password_proof_required"),
+            (.unavailable(why: "no polkit"), "ERROR message=password_proof_unavailable"),
+        ])
+    func firstPattern(verdict: PasswordProof.Verdict, reply: String) throws {
+        let f = try Fixture()
+        f.proofs.verdict.withLock { $0 = verdict }
+        #expect(f.send(Self.carolEnroll, from: Self.carol) == [reply])
+        #expect(f.proofs.count == 1)
+        #expect(carolRecordExists(f) == (verdict == .proven))
+        #expect(f.status("carol").enrolled == (verdict == .proven))
+    }
+
+    @Test("A current pattern sent with a first enrollment proves nothing")
+    func currentIsNoProof() throws {
+        let f = try Fixture()
+        let request = Request.enroll(user: "carol", pattern: "3578", current: "3578", iterations: nil)
+        #expect(f.send(request, from: Self.carol) == ["ERROR message=password_proof_required"])
+        #expect(!carolRecordExists(f))
+    }
+
+    @Test("Root enrolls, removes and resets without any proof")
+    func rootNeedsNoProof() throws {
+        let f = try Fixture()
+        #expect(f.send(Self.carolEnroll, from: .root) == ["OK iterations=600000"])
+        #expect(f.send(.remove(user: "carol", current: nil), from: .root) == ["OK"])
+        #expect(f.send(.reset(user: alice), from: .root) == ["OK count=0 locked=0"])
+        #expect(f.proofs.count == 0)
+    }
+
+    @Test("A change needs the current pattern and no proof; a proof never stands in for it")
+    func changeNeedsCurrentNotProof() throws {
+        let f = try Fixture()
+        f.proofs.verdict.withLock { $0 = .proven }
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .self)
+                == ["INVALID reason=current_required"])
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: "1234", iterations: nil), from: .self)
+                == ["FAIL remaining=4"])
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: nil), from: .self)
+                == ["OK iterations=600000"])
+        #expect(f.proofs.count == 0)
+    }
+
+    @Test("A pattern the policy refuses, or a request only root may make, is refused before any password is asked")
+    func refusedBeforeTheProof() throws {
+        let f = try Fixture()
+        f.proofs.verdict.withLock { $0 = .proven }
+        for (request, reply) in [
+            (Request.enroll(user: "carol", pattern: "2586", current: nil, iterations: nil), "INVALID reason=denylisted"),
+            (.enroll(user: "carol", pattern: "3578", current: nil, iterations: 700_000), "ERROR message=iterations_root_only"),
+            (.enroll(user: "carol", pattern: "3578", current: nil, iterations: nil, override: true), "ERROR message=override_root_only"),
+            (.enroll(user: "carol", pattern: "12", current: nil, iterations: nil), "INVALID reason=too_short"),
+            (.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), "DENIED"),
+        ] {
+            #expect(f.send(request, from: Self.carol) == [reply])
+        }
+        #expect(f.proofs.count == 0)
+        #expect(!carolRecordExists(f))
+    }
+
+    @Test("A record of an earlier account of the same name (account=changed) makes the next pattern a first one")
+    func changedAccountIsFirst() throws {
+        let f = try Fixture()
+        // userdel alice; useradd alice: the name is uid 3000's now.
+        let names: [UInt32: String] = [3000: "alice"]
+        let store = try FileStore(directory: f.base + "/state", policy: LockoutPolicy())
+        let pepper = try #require(Pepper(bytes: [UInt8](repeating: 7, count: 32)))
+        let service = PatternService(
+            store: store, pepper: pepper, targetIterations: Credential.minimumIterations,
+            accountUID: { $0 == "alice" ? 3000 : nil })
+        let handler = RequestHandler(
+            service: service, policy: Fixture.policy, accounts: AccountLookup(peerName: { names[$0] }, uid: { $0 == "alice" ? 3000 : nil }),
+            proof: f.proofs.proof)
+        let request = Request.enroll(user: alice, pattern: "3578", current: nil, iterations: nil)
+        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
+        #expect(f.proofs.count == 1)
+        #expect(service.status(user: alice).owner == .changed, "the old record is untouched")
+        f.proofs.verdict.withLock { $0 = .proven }
+        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
+        #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000) == .ok)
+    }
+
+    @Test("The proof is asked without the user's lock held, and a record that appears meanwhile needs the current pattern")
+    func proofHoldsNoLock() throws {
+        let f = try Fixture()
+        f.proofs.verdict.withLock { $0 = .proven }
+        let handler = f.handler
+        let rootEnrolled = Atomic<Bool>(false)
+        f.proofs.during.withLock {
+            $0 = {
+                // Root enrolls carol on another thread while carol's password dialog is
+                // open: with carol's lock held, this would wait until the proof ended.
+                let done = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    let reply = handler.handle(
+                        .enroll(user: "carol", pattern: "2468", current: nil, iterations: nil), peerUID: 0)
+                    rootEnrolled.store(reply.map(\.line) == ["OK iterations=600000"], ordering: .relaxed)
+                    done.signal()
+                }
+                _ = done.wait(timeout: .now() + 30)
+            }
+        }
+        #expect(f.send(Self.carolEnroll, from: Self.carol) == ["INVALID reason=current_required"])
+        let finished = rootEnrolled.load(ordering: .relaxed)
+        #expect(finished, "root's enroll finished during the proof")
+        #expect(f.handler.service.verify(user: "carol", typed: "2468", context: AttemptContext(), uid: 0) == .ok)
+    }
+
+    @Test("Refusing a first pattern is logged at warning priority")
+    func refusalsAreWarnings() {
+        #expect(RequestHandler.priority(of: .error(.passwordProofRequired)) == .warning)
+        #expect(RequestHandler.priority(of: .error(.passwordProofUnavailable)) == .warning)
+    }
+
+    @Test(
+        "pkcheck's exit status: 0 proven; 1, 2, 3 refused; anything else (126, 127, a signal) means polkit cannot decide",
+        arguments: [
+            (Int32(0), "proven"), (1, "refused"), (2, "refused"), (3, "refused"), (126, "unavailable"), (127, "unavailable"),
+            (137, "unavailable"), (-1, "unavailable"),
+        ])
+    func pkcheckStatus(status: Int32, kind: String) {
+        switch Polkit.verdict(exitStatus: status, output: "Not authorized.\n") {
+        case .proven: #expect(kind == "proven")
+        case .refused(let why): #expect(kind == "refused" && why == "pkcheck exit \(status): Not authorized.")
+        case .unavailable: #expect(kind == "unavailable")
+        }
+    }
+}
+
+@Suite("The connecting process")
+struct PeerProcessTests {
+    @Test("The start time is field 22 of /proc/PID/stat, counted after the last parenthesis of the name")
+    func startTimeParsing() {
+        let tail = " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21 22\n"
+        #expect(PeerProcess.startTime(stat: Array("1234 (bash)\(tail)".utf8)) == 424242)
+        #expect(PeerProcess.startTime(stat: Array("1234 (a) b ) 1 2 (x))\(tail)".utf8)) == 424242)
+        #expect(PeerProcess.startTime(stat: Array("1234 (bash) S 1 2".utf8)) == nil)
+        #expect(PeerProcess.startTime(stat: Array("garbage".utf8)) == nil)
+    }
+
+    @Test("A connection names its process by pid and start time, as polkit reads it, while that process lives")
+    func namesTheConnectingProcess() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let peer = try #require(PeerProcess(socket: fds[0]))
+        #expect(peer.pid == getpid() && peer.uid == getuid())
+        let identity = try #require(peer.identity())
+        #expect(identity.pid == getpid())
+        #expect(identity.startTime == PeerProcess.startTime(of: getpid()))
+        #expect(identity.startTime > 0)
+        #expect(peer.stillAlive())
+    }
+
+    @Test("Something that is not a socket has no peer")
+    func notASocket() throws {
+        let fd = open("/dev/null", O_RDONLY)
+        defer { close(fd) }
+        #expect(PeerProcess(socket: fd) == nil)
     }
 }

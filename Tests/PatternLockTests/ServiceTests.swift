@@ -39,14 +39,15 @@ struct ServiceTests {
                 context: AttemptContext(), uid: 0) == .ok)
     }
 
-    /// A user (not root) setting its own pattern, from uid `uid`.
+    /// A user (not root) setting its own pattern, from uid `uid`; `proven`: its
+    /// password was checked first (a first pattern needs it).
     func enrollSelf(
         _ s: PatternService, _ user: String, _ pattern: SecretBytes, current: SecretBytes? = nil,
-        uid: UInt32
+        proven: Bool = false, uid: UInt32
     ) -> PatternService.Outcome {
         s.enroll(
             user: user, typed: pattern, current: current, iterations: nil, byAdministrator: false,
-            context: AttemptContext(), uid: uid)
+            firstEnrollmentProven: proven, context: AttemptContext(), uid: uid)
     }
 
     func verify(_ s: PatternService, _ pattern: SecretBytes, user: String = "alice") -> PatternService.Outcome {
@@ -177,7 +178,7 @@ struct ServiceTests {
     func selfEnroll() throws {
         defer { removeDirectory(base) }
         let s = try service()
-        #expect(enrollSelf(s, "bob", "1234", uid: 1000) == .ok)
+        #expect(enrollSelf(s, "bob", "1234", proven: true, uid: 1000) == .ok)
         #expect(enrollSelf(s, "bob", "5678", uid: 1000) == .currentRequired)
         #expect(enrollSelf(s, "bob", "5678", current: "4321", uid: 1000) == .fail(remaining: 4))
         #expect(enrollSelf(s, "bob", "5678", current: "1234", uid: 1000) == .ok)
@@ -200,8 +201,12 @@ struct ServiceTests {
         #expect(s.evaluations == 0, "no hash for a record that is not the account's")
         let st = s.status(user: "alice")
         #expect(!st.enrolled && st.owner == .changed)
-        // The new owner enrolls without the old owner's pattern.
-        #expect(enrollSelf(s, "alice", "2589", uid: 2000) == .ok)
+        // The new owner enrolls without the old owner's pattern, as a first
+        // pattern: with a proof of its password, not without.
+        #expect(s.selfEnrollment(user: "alice") == .first)
+        #expect(enrollSelf(s, "alice", "2589", uid: 2000) == .error(.passwordProofRequired))
+        #expect(verify(s, "2589") == .notEnrolled)
+        #expect(enrollSelf(s, "alice", "2589", proven: true, uid: 2000) == .ok)
         #expect(verify(s, "2589") == .ok)
         #expect(verify(s, "1397") == .fail(remaining: 4))
     }
@@ -232,6 +237,54 @@ struct ServiceTests {
         #expect(verify(s, "1397") == .notEnrolled)
     }
 
+    @Test("A user's first pattern needs a proof of its password: without one nothing is written, with one it is set")
+    func firstPatternNeedsPasswordProof() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        #expect(s.selfEnrollment(user: "bob") == .first)
+        #expect(enrollSelf(s, "bob", "1234", uid: 1001) == .error(.passwordProofRequired))
+        // A current pattern sent along proves nothing: there is none to check.
+        #expect(enrollSelf(s, "bob", "1234", current: "1234", uid: 1001) == .error(.passwordProofRequired))
+        #expect(s.status(user: "bob").enrolled == false)
+        #expect(!FileManager.default.fileExists(atPath: base + "/state/bob"), "nothing was written")
+        #expect(s.evaluations == 0)
+        #expect(enrollSelf(s, "bob", "1234", proven: true, uid: 1001) == .ok)
+        #expect(s.selfEnrollment(user: "bob") == .change)
+        #expect(verify(s, "1234", user: "bob") == .ok)
+        // Root's enrollment needs no proof; a user that does not exist is refused before any.
+        #expect(
+            s.enroll(user: "carol", typed: "2589", current: nil, iterations: nil, byAdministrator: true, context: AttemptContext(), uid: 0)
+                == .ok)
+        #expect(s.selfEnrollment(user: "nosuchuser") == .refused(.noSuchUser))
+    }
+
+    @Test("A proof is for a first pattern only: a record that appeared meanwhile needs the current pattern")
+    func proofDoesNotReplaceTheCurrentPattern() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        #expect(s.selfEnrollment(user: "bob") == .first)
+        // Root enrolls bob while bob's password dialog is open.
+        #expect(
+            s.enroll(user: "bob", typed: "2589", current: nil, iterations: nil, byAdministrator: true, context: AttemptContext(), uid: 0)
+                == .ok)
+        #expect(enrollSelf(s, "bob", "1234", proven: true, uid: 1001) == .currentRequired)
+        #expect(verify(s, "2589", user: "bob") == .ok, "root's pattern stays")
+        #expect(enrollSelf(s, "bob", "1234", current: "1397", proven: true, uid: 1001) == .fail(remaining: 4))
+    }
+
+    @Test("A locked user cannot change its pattern, not even with the right current one")
+    func lockedUserCannotChange() throws {
+        defer { removeDirectory(base) }
+        let s = try service()
+        enroll(s)
+        for _ in 0..<5 { _ = verify(s, "2589") }
+        #expect(s.status(user: "alice").locked)
+        let evaluations = s.evaluations
+        #expect(enrollSelf(s, "alice", "3578", current: "1397", proven: true, uid: 1000) == .locked(retryAfter: 0))
+        #expect(s.evaluations == evaluations, "no hash for a locked user")
+        #expect(verify(s, "3578") == .locked(retryAfter: 0))
+    }
+
     @Test("A user changes its pattern without the current one only when it is known to have none")
     func unreadableRecordFailsClosed() throws {
         defer { removeDirectory(base) }
@@ -240,7 +293,8 @@ struct ServiceTests {
         // A record that exists but cannot be parsed: the user is refused, root is not.
         try "patternlock-record-v1\nuser=alice\ncredential=garbage\n".write(
             toFile: base + "/state/alice", atomically: false, encoding: .utf8)
-        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error(.recordUnreadable))
+        #expect(enrollSelf(s, "alice", "2589", proven: true, uid: 1000) == .error(.recordUnreadable))
+        #expect(s.selfEnrollment(user: "alice") == .refused(.recordUnreadable))
         #expect(
             s.enroll(
                 user: "alice", typed: "2589", current: nil, iterations: nil, byAdministrator: true,
@@ -248,7 +302,7 @@ struct ServiceTests {
         // Nor when something else stands in the record's place.
         try FileManager.default.removeItem(atPath: base + "/state/alice")
         try FileManager.default.createDirectory(atPath: base + "/state/alice", withIntermediateDirectories: false)
-        #expect(enrollSelf(s, "alice", "2589", uid: 1000) == .error(.recordUnreadable))
+        #expect(enrollSelf(s, "alice", "2589", proven: true, uid: 1000) == .error(.recordUnreadable))
     }
 
     @Test("A lock time and a timed unlock near Int64.max never trap")

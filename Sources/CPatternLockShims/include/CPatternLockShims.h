@@ -26,6 +26,43 @@ int pl_rename_noreplace(const char *PL_NONNULL from, const char *PL_NONNULL to);
 int pl_peer_credentials(int fd, pid_t *PL_NONNULL pid, uid_t *PL_NONNULL uid,
 			gid_t *PL_NONNULL gid);
 
+/* A pidfd (close-on-exec) of the very process at the other end of a connected
+   AF_UNIX socket, the one that called connect(): it can be asked whether that
+   process is still alive, so a pid read with SO_PEERCRED is known not to have
+   been reused. The corresponding C call is getsockopt(fd, SOL_SOCKET,
+   SO_PEERPIDFD) (Linux 6.5); fails with ENOPROTOOPT on older kernels. */
+int pl_peer_pidfd(int fd);
+
+/* 1 when the process a pidfd refers to has exited, 0 when it is still alive,
+   -1 with errno set. The corresponding C call is poll(2) on the pidfd. */
+int pl_pidfd_exited(int pidfd);
+
+/* Sends sig to the process a pidfd refers to. The corresponding C call is
+   pidfd_send_signal(2). */
+int pl_pidfd_kill(int pidfd, int sig);
+
+/* Starts the program at path (absolute; no PATH search, no shell) with argv
+   and envp, default signal dispositions and an empty signal mask. in_fd,
+   out_fd and err_fd become its stdin, stdout and stderr (-1: inherited);
+   pass_fd, when not -1, is given to it as fd 3, open across exec. On success
+   stores its pid and returns a pidfd (close-on-exec) for it; -1 with errno set
+   otherwise (ENOENT: no such program). The corresponding C calls are
+   posix_spawn(3) and pidfd_open(2). */
+#if defined(__clang__)
+#define PL_NULLABLE _Nullable
+#else
+#define PL_NULLABLE
+#endif
+int pl_spawn(const char *PL_NONNULL path,
+	     char *PL_NULLABLE const *PL_NONNULL argv,
+	     char *PL_NULLABLE const *PL_NONNULL envp, int in_fd, int out_fd,
+	     int err_fd, int pass_fd, pid_t *PL_NONNULL pid);
+
+/* Waits for the child pid to end and returns its exit status (0-255), 128 +
+   the signal that ended it, or -1 with errno set. The corresponding C call is
+   waitpid(2). */
+int pl_wait_exit(pid_t pid);
+
 /* Fill buf with len bytes from the kernel's CSPRNG, retrying short reads and
    EINTR. The corresponding C function is getrandom(2). */
 int pl_random_bytes(void *PL_NONNULL buf, size_t len);

@@ -192,11 +192,44 @@ public final class PatternService: Sendable {
 
     // MARK: - Enroll and remove
 
+    /// What a user (not an administrator) needs to set its own pattern now.
+    public enum SelfEnrollment: Equatable, Sendable {
+        /// It has no pattern of its own (none, or one of an earlier account of the
+        /// same name): its first needs a proof of its password.
+        case first
+        /// It has one: a change needs the current pattern, as a counted attempt.
+        case change
+        /// Neither can be done now; nothing needs to be asked.
+        case refused(ServiceError)
+    }
+
+    /// Whether setting `user`'s own pattern is a first enrollment, which needs a
+    /// proof of the password, or a change. Looked up under the user's lock, which is
+    /// released before this returns: the proof (a password dialog that may take
+    /// minutes) never holds it, and `enroll` looks again under the lock.
+    public func selfEnrollment(user: String) -> SelfEnrollment {
+        locks.withLock(user) {
+            guard accountUID(user) != nil else { return .refused(.noSuchUser) }
+            switch loadOwned(user) {
+            case .missing: return .first
+            case .record: return .change
+            case .corrupt: return .refused(.recordUnreadable)
+            case .unreadable: return .refused(.storeFailed)
+            case .unavailable: return .refused(.storeUnavailable)
+            }
+        }
+    }
+
     /// Sets a user's pattern. `current` is checked (as a counted attempt) when the
-    /// user changes its own existing pattern; an administrator needs none.
+    /// user changes its own existing pattern; an administrator needs none. A user's
+    /// first pattern (no record of its own: none, or one an earlier account of the
+    /// same name left) needs `firstEnrollmentProven`: the caller has had the user's
+    /// password checked by a trusted component (`selfEnrollment` says when). Without
+    /// it nothing is written and the answer is `.passwordProofRequired`; a record
+    /// that appeared meanwhile makes it a change, which needs the current pattern.
     public func enroll(
         user: String, typed: SecretBytes, current: SecretBytes?, iterations: Int?, byAdministrator: Bool,
-        context: AttemptContext, uid: UInt32
+        firstEnrollmentProven: Bool = false, context: AttemptContext, uid: UInt32
     ) -> Outcome {
         let pattern: Pattern
         do { pattern = try Pattern(typed: typed) } catch { return .invalid(error) }
@@ -209,7 +242,7 @@ public final class PatternService: Sendable {
                 // Without the current pattern only when there is known to be none:
                 // a record that cannot be read now may well exist.
                 switch loadOwned(user) {
-                case .missing: break
+                case .missing: guard firstEnrollmentProven else { return .error(.passwordProofRequired) }
                 case .corrupt: return .error(.recordUnreadable)
                 case .unreadable: return .error(.storeFailed)
                 case .unavailable: return .error(.storeUnavailable)

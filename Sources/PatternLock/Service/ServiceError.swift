@@ -12,6 +12,10 @@ public enum ServiceError: Error, Equatable, Sendable {
     case noSuchUser
     case iterationsTooLow
     case iterationsTooHigh
+    /// A user's first pattern (no record of its own) without a proof of its
+    /// password: a pattern is never easier to obtain than the password it stands in
+    /// for. Nothing was written.
+    case passwordProofRequired
 
     /// The store's failure, as the service reports it.
     public init(_ error: StoreError) {
