@@ -97,10 +97,10 @@ package struct DaemonConnection {
 
     package func close() { Glibc.close(fd) }
 
-    /// One request on a fresh connection.
-    package static func request(_ request: Request, socket: DaemonAddress) throws(ClientError) -> Reply {
+    /// One request on a fresh connection; `timeout`: how long to wait for the answer.
+    package static func request(_ request: Request, socket: DaemonAddress, timeout: Double = 120) throws(ClientError) -> Reply {
         var c = try DaemonConnection(socket: socket)
         defer { c.close() }
-        return try c.send(request)[0]
+        return try c.send(request, timeout: timeout)[0]
     }
 }

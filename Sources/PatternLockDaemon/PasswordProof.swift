@@ -158,7 +158,7 @@ package enum Polkit {
 }
 
 /// Runs `body` with a NULL-terminated C array of the strings.
-func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+package func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
     var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     pointers.append(nil)
     defer { for p in pointers { free(p) } }

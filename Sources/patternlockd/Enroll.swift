@@ -16,6 +16,13 @@ extension PatternLockd {
                 existing pattern asks for the current one first, and a wrong current pattern \
                 counts as a failed attempt.
 
+                A user's first pattern needs its password, once: after the pattern is drawn, \
+                polkit asks for the password (on a terminal this command starts pkttyagent for \
+                it; a desktop uses its own agent). Where polkit is not installed an \
+                administrator sets the first pattern: sudo patternlockd enroll (which enrolls \
+                the user who ran sudo, whose password sudo has just checked), or, as root, \
+                patternlockd enroll USER.
+
                 On a terminal the grid is shown and the pattern is read twice with echo off; \
                 a pattern the enroll policy refuses may be replaced at once, up to three \
                 patterns in all (none is counted as an attempt). \
@@ -99,11 +106,20 @@ extension PatternLockd {
                 case let other: throw failure(for: other, user: user)
                 }
                 let needsCurrent = changing && geteuid() != 0
+                // A user's own first pattern: the daemon has polkit check the password.
+                let first = !changing && geteuid() != 0
+                if first && access(Polkit.pkcheck, X_OK) != 0 {
+                    // No polkit on this machine: say so before anything is drawn.
+                    throw failure(for: .error(.passwordProofUnavailable), user: user)
+                }
                 PatternInput.showGrid(
                     title: changing
                         ? "Change the pattern of \(user): type the dots in order (at least 4)."
                         : "Enroll a pattern for \(user): type the dots in order (at least 4).",
                     layout: layoutOptions.layout)
+                if first && PatternInput.isTerminal {
+                    print("This is your first pattern: after you draw it, you are asked for your password, once.")
+                }
                 // Piped input gives no prompts to read: a missing line is explained.
                 let threeLines =
                     needsCurrent && !PatternInput.isTerminal
@@ -149,13 +165,19 @@ extension PatternLockd {
                     return true
                 }
                 var enrolled: Pattern?
+                // For a first pattern, polkit's prompt for the password, on this terminal.
+                var agent: PolkitTextAgent?
+                defer { agent?.stop() }
                 while enrolled == nil {
                     let pattern = try readNewPattern(missingLine: threeLines, refusedEarly: refusedEarly)
+                    if first && agent == nil { agent = PolkitTextAgent.start() }
                     let reply = try DaemonConnection.request(
                         .enroll(
                             user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
                             iterations: iterations, override: overridePolicy),
-                        socket: socketOptions.address)
+                        socket: socketOptions.address,
+                        // A person types a password meanwhile.
+                        timeout: first ? Double(PasswordProofTiming.clientSeconds) : 120)
                     switch reply {
                     case .okIterations(let n):
                         print("Pattern enrolled for \(user) (\(n) PBKDF2 iterations).")
