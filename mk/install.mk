@@ -6,12 +6,13 @@
 #   make install PREFIX=/usr               daemon in /usr/sbin, units in /lib/systemd/system
 #   make install FLEET=1                   the fleet-capable daemon (make fleet) as patternlockd
 #
-# Two places do not follow PREFIX, because the programs that read them look
+# Three places do not follow PREFIX, because the programs that read them look
 # nowhere else: the PAM module goes to the system's PAM module directory
-# (PAMDIR, where pam_unix.so is), and the pam-auth-update profile to
-# /usr/share/pam-configs. On the live system (no DESTDIR) install also creates
-# /etc/patternlock/key when missing and enables patternlockd.socket when
-# systemd runs; it never edits /etc/pam.d.
+# (PAMDIR, where pam_unix.so is), the pam-auth-update profile to
+# /usr/share/pam-configs, and the polkit action to /usr/share/polkit-1/actions.
+# On the live system (no DESTDIR) install also creates the daemon's user
+# patternlock (systemd-sysusers) and /etc/patternlock/key when missing, and
+# enables patternlockd.socket when systemd runs; it never edits /etc/pam.d.
 
 SBINDIR      ?= $(PREFIX)/sbin
 # Users run `patternlockd enroll` themselves, and sbin is not on their PATH: the
@@ -22,6 +23,9 @@ DOCDIR       ?= $(PREFIX)/share/doc/patternlock
 UNITDIR      ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system),$(PREFIX)/lib/systemd/system)
 PAMDIR       ?= $(shell sh scripts/install-pamdir.sh)
 PAMCONFIGDIR ?= /usr/share/pam-configs
+# systemd-sysusers reads /usr/local/lib/sysusers.d as well as /usr/lib/sysusers.d.
+SYSUSERSDIR  ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=sysusersdir systemd 2>/dev/null),/usr/lib/sysusers.d),$(PREFIX)/lib/sysusers.d)
+POLKITACTIONDIR ?= /usr/share/polkit-1/actions
 
 # Every file install puts down, as DESTDIR-less paths (uninstall removes these).
 INSTALLED_FILES = \
@@ -30,6 +34,8 @@ INSTALLED_FILES = \
 	$(PAMDIR)/pam_patternlock.so \
 	$(UNITDIR)/patternlockd.service \
 	$(UNITDIR)/patternlockd.socket \
+	$(SYSUSERSDIR)/patternlockd.conf \
+	$(POLKITACTIONDIR)/org.patternlock.policy \
 	$(PAMCONFIGDIR)/patternlock \
 	$(MANDIR)/man8/patternlockd.8 \
 	$(MANDIR)/man8/pam_patternlock.8 \
@@ -39,7 +45,7 @@ INSTALLED_FILES = \
 	$(DOCDIR)/pam.d-example-faillock \
 	$(if $(wildcard docs/SECURITY.md),$(DOCDIR)/SECURITY.md)
 
-INSTALL_ENV = SBINDIR="$(SBINDIR)" PAMCONFIGDIR="$(PAMCONFIGDIR)"
+INSTALL_ENV = SBINDIR="$(SBINDIR)" PAMCONFIGDIR="$(PAMCONFIGDIR)" SYSUSERSDIR="$(SYSUSERSDIR)"
 
 .PHONY: install uninstall install-root-check
 
@@ -56,6 +62,7 @@ INSTALLED_DAEMON = $(if $(FLEET),build/patternlockd-fleet,build/patternlockd)
 
 install: install-root-check all $(if $(FLEET),fleet)
 	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
+		"$(DESTDIR)$(SYSUSERSDIR)" "$(DESTDIR)$(POLKITACTIONDIR)" \
 		"$(DESTDIR)$(PAMCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)"
 	install -m 0755 $(INSTALLED_DAEMON) "$(DESTDIR)$(SBINDIR)/patternlockd"
 	ln -sfr "$(DESTDIR)$(SBINDIR)/patternlockd" "$(DESTDIR)$(BINDIR)/patternlockd"
@@ -65,6 +72,8 @@ install: install-root-check all $(if $(FLEET),fleet)
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp"
 	mv -f "$(DESTDIR)$(UNITDIR)/patternlockd.service.tmp" "$(DESTDIR)$(UNITDIR)/patternlockd.service"
 	install -m 0644 systemd/patternlockd.socket "$(DESTDIR)$(UNITDIR)/patternlockd.socket"
+	install -m 0644 systemd/patternlockd.sysusers "$(DESTDIR)$(SYSUSERSDIR)/patternlockd.conf"
+	install -m 0644 polkit/org.patternlock.policy "$(DESTDIR)$(POLKITACTIONDIR)/org.patternlock.policy"
 	install -m 0644 pam/pam-configs/patternlock "$(DESTDIR)$(PAMCONFIGDIR)/patternlock"
 	install -m 0644 docs/patternlockd.8 docs/pam_patternlock.8 "$(DESTDIR)$(MANDIR)/man8/"
 	install -m 0644 docs/PROTOCOL.md docs/GUESSING.md pam/pam.d-example pam/pam.d-example-faillock $(wildcard docs/SECURITY.md) "$(DESTDIR)$(DOCDIR)/"

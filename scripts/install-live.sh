@@ -11,7 +11,7 @@
 #   scripts/install-live.sh after-uninstall  after that
 #   scripts/install-live.sh key              only create the key (tests)
 #
-# Environment: SBINDIR, PAMCONFIGDIR (as make install uses them);
+# Environment: SBINDIR, PAMCONFIGDIR, SYSUSERSDIR (as make install uses them);
 # PATTERNLOCK_KEY_DIR replaces /etc/patternlock and PATTERNLOCK_CREDSTORE
 # /etc/credstore.encrypted, for the tests only.
 set -euo pipefail
@@ -24,6 +24,7 @@ CREDSTORE=${PATTERNLOCK_CREDSTORE:-/etc/credstore.encrypted}
 SEALED=$CREDSTORE/patternlock.key
 SBINDIR=${SBINDIR:-/usr/local/sbin}
 PAMCONFIGDIR=${PAMCONFIGDIR:-/usr/share/pam-configs}
+SYSUSERSDIR=${SYSUSERSDIR:-/usr/local/lib/sysusers.d}
 
 systemd_running() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
 
@@ -70,7 +71,18 @@ create_key() {
     rm -f "$tmp"
 }
 
+# The daemon's user, which polkit's action names as its owner (the unit runs as
+# it). An existing user is kept; uninstall keeps it too, as Debian does.
+create_user() {
+    if command -v systemd-sysusers >/dev/null 2>&1; then
+        systemd-sysusers "$SYSUSERSDIR/patternlockd.conf"
+    elif ! getent passwd patternlock >/dev/null; then
+        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin --comment "patternlock daemon" patternlock
+    fi
+}
+
 install_live() {
+    create_user
     create_key
     if systemd_running; then
         systemctl daemon-reload

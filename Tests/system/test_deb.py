@@ -125,7 +125,11 @@ def test_the_packages_depend_on_debian_libraries_only(debs):
     def names(deb):
         return {re.match(r"[a-z0-9.+-]+", d.strip()).group(0) for d in control(deb)["Depends"].split(",")}
     # As dpkg-shlibdeps finds them: the daemon carries the Swift runtime itself.
-    assert names(debs["patternlockd"]) == {"libc6", "libgcc-s1", "libstdc++6"}
+    # Besides, what creates its user (dh_installsysusers: systemd-sysusers).
+    assert names(debs["patternlockd"]) == {"libc6", "libgcc-s1", "libstdc++6", "systemd"}
+    assert "systemd | systemd-standalone-sysusers | systemd-sysusers" in control(debs["patternlockd"])["Depends"]
+    # polkitd checks a user's password before its first pattern; without it root sets it.
+    assert control(debs["patternlockd"])["Recommends"] == "libpam-patternlock, polkitd"
     assert names(debs["libpam-patternlock"]) == {"libc6", "libpam0g"}
     for deb in debs.values():
         assert "swift" not in json.dumps(control(deb)).lower()
@@ -152,7 +156,8 @@ def test_each_package_holds_its_part(debs):
                  "/usr/share/bash-completion/completions/patternlockd",
                  "/usr/share/zsh/vendor-completions/_patternlockd",
                  "/usr/share/fish/vendor_completions.d/patternlockd.fish",
-                 "/usr/share/doc/patternlockd/SECURITY.md.gz", "/usr/share/doc/patternlockd/PROTOCOL.md.gz"):
+                 "/usr/share/doc/patternlockd/SECURITY.md.gz", "/usr/share/doc/patternlockd/PROTOCOL.md.gz",
+                 "/usr/share/polkit-1/actions/org.patternlock.policy", "/usr/lib/sysusers.d/patternlockd.conf"):
         assert path in daemon, f"{path} is not in the patternlockd package"
 
 

@@ -47,14 +47,17 @@ def files_under(root):
     return found
 
 
-def expected_files(prefix, unitdir):
+def expected_files(prefix, unitdir, sysusersdir=None):
     pamdir = pam_module_dir()
+    sysusersdir = sysusersdir or f"{prefix}/lib/sysusers.d"
     files = {
         f"{prefix}/sbin/patternlockd": 0o755,
         f"{prefix}/bin/patternlockd": 0o777,  # a symbolic link to ../sbin/patternlockd
         f"{pamdir}/pam_patternlock.so": 0o644,
         f"{unitdir}/patternlockd.service": 0o644,
         f"{unitdir}/patternlockd.socket": 0o644,
+        f"{sysusersdir}/patternlockd.conf": 0o644,
+        "/usr/share/polkit-1/actions/org.patternlock.policy": 0o644,
         "/usr/share/pam-configs/patternlock": 0o644,
         f"{prefix}/share/man/man8/patternlockd.8": 0o644,
         f"{prefix}/share/man/man8/pam_patternlock.8": 0o644,
@@ -122,7 +125,9 @@ def test_prefix_usr_puts_the_daemon_in_usr_sbin_and_the_unit_runs_it(stage):
     make("install", f"DESTDIR={stage}", "PREFIX=/usr")
     unitdir = subprocess.run(["pkg-config", "--variable=systemdsystemunitdir", "systemd"],
                              capture_output=True, text=True).stdout.strip() or "/usr/lib/systemd/system"
-    assert files_under(stage) == expected_files("/usr", unitdir)
+    sysusersdir = subprocess.run(["pkg-config", "--variable=sysusersdir", "systemd"],
+                                 capture_output=True, text=True).stdout.strip() or "/usr/lib/sysusers.d"
+    assert files_under(stage) == expected_files("/usr", unitdir, sysusersdir)
     service = (stage / unitdir.lstrip("/") / "patternlockd.service").read_text()
     assert re.search(r"^ExecStart=/usr/sbin/patternlockd serve ", service, re.M), service
 
@@ -254,6 +259,11 @@ def test_the_socket_is_where_the_pam_module_and_the_cli_look_and_anyone_may_conn
 def test_the_service_runs_unprivileged_with_its_state_and_the_key_as_a_credential():
     s = unit_settings(SERVICE)
     assert s["DynamicUser"] == ["yes"]
+    # The static user the sysusers file makes and polkit's action names as its owner.
+    assert s["User"] == ["patternlock"]
+    assert re.search(r"^u patternlock - ", (UNITS / "patternlockd.sysusers").read_text(), re.M)
+    assert '<annotate key="org.freedesktop.policykit.owner">unix-user:patternlock</annotate>' in \
+        (ROOT / "polkit/org.patternlock.policy").read_text()
     assert s["StateDirectory"] == ["patternlock"] and s["StateDirectoryMode"] == ["0700"]
     assert s["LoadCredential"] == ["patternlock.key:/etc/patternlock/key"]
     # With DynamicUser the state directory is private/patternlock behind a symlink,
@@ -570,6 +580,8 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     system.ok(f"patternlockd enroll {user}", input="46183\n46183\n")
     uid = system.ok("ps -o uid= -C patternlockd").split()
     assert len(uid) == 1 and uid[0] != "0", "the daemon must not run as root"
+    # As the static user polkit's action names as its owner (sysusers.d).
+    assert system.ok("getent passwd patternlock").split(":")[2] == uid[0]
     assert system.ok("stat -c '%a %u' /var/lib/private/patternlock").split() == ["700", uid[0]]
     assert "listening on the socket from systemd" in system.ok("journalctl -u patternlockd.service --no-pager")
 
