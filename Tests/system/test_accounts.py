@@ -111,8 +111,13 @@ def test_a_re_created_account_does_not_inherit_the_old_pattern(daemon, accounts,
     out = daemon.cli("status").stdout
     assert f"{name}: not enrolled: the pattern on record was enrolled by an earlier account" in out
     assert f"patternlockd remove {name}" in out
-    # The new owner enrolls without the old owner's pattern, and it works.
+    # The new owner's own first pattern needs its password (issue 18): this
+    # daemon cannot have polkit ask for it, so it refuses and writes nothing.
     r = daemon.cli("enroll", input="2589\n2589\n", user=name)
+    assert r.returncode == 5 and "first pattern" in r.stderr, r.stdout + r.stderr
+    assert parse_reply(daemon.request(f"STATUS user={name}"))[1]["account"] == "changed"
+    # Root enrolls the new owner without the old owner's pattern, and it works.
+    r = daemon.cli("enroll", name, input="2589\n2589\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert daemon.request(f"VERIFY user={name} pattern=2589") == "OK"
     assert daemon.request(f"VERIFY user={name} pattern={RIGHT}").startswith("FAIL")

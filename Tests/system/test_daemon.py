@@ -124,7 +124,12 @@ def test_a_user_enrolls_and_changes_its_own_pattern(daemon, test_user):
     def run(*args, stdin):
         return subprocess.run(as_user + [str(DAEMON), *args], input=stdin, capture_output=True, text=True, env=env)
 
+    # A first pattern needs the user's password, which this daemon cannot have
+    # polkit check (issue 18): refused, nothing written; root sets it.
     r = run("enroll", stdin="1234\n1234\n")
+    assert r.returncode == 5 and "first pattern" in r.stderr, r.stderr
+    assert daemon.request(f"STATUS user={test_user}").split()[2] == "enrolled=0"
+    r = daemon.cli("enroll", test_user, input="1234\n1234\n")
     assert r.returncode == 0, r.stderr
     r = run("enroll", stdin="9874\n5678\n5678\n")         # wrong current pattern
     assert r.returncode == 1, r.stderr
@@ -140,6 +145,9 @@ def test_a_user_enrolls_and_changes_its_own_pattern(daemon, test_user):
     r = run("remove", stdin="5678\n")
     assert r.returncode == 0, r.stderr
     assert daemon.request(f"VERIFY user={test_user} pattern=5678") == "NOT_ENROLLED"
+    # With no pattern left, the next one is a first one again.
+    r = run("enroll", stdin="2468\n2468\n")
+    assert r.returncode == 5 and "first pattern" in r.stderr, r.stderr
 
 
 def test_forty_concurrent_wrong_guesses_get_exactly_five_evaluations(daemon, test_user):
