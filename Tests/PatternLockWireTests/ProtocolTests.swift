@@ -88,3 +88,28 @@ struct ProtocolTests {
         #expect(Reply(line: text) == nil)
     }
 }
+
+@Suite("A first pattern without a password proof")
+struct PasswordProofWordingTests {
+    @Test(
+        "Each refusal is an ERROR line the client reads back, and its sentence names the fix",
+        arguments: [
+            (ErrorCode.passwordProofRequired, "ERROR message=password_proof_required", "type your password when asked"),
+            (.passwordProofUnavailable, "ERROR message=password_proof_unavailable", "run sudo patternlockd enroll"),
+        ])
+    func refusal(code: ErrorCode, line: String, fix: String) {
+        #expect(Reply.error(code).line == line)
+        #expect(Reply(line: line) == .error(code))
+        let error = ClientWording.failure(for: .error(code), user: "bob")
+        #expect(error.code == .denied)
+        #expect(error.description.contains(fix), "\(error.description)")
+        #expect(error.description.contains("patternlockd enroll bob"), "root's way is named: \(error.description)")
+        #expect(error.description.contains("first pattern"))
+    }
+
+    @Test("The core's refusal is the wire's password_proof_required")
+    func coreToWire() {
+        #expect(ErrorCode(ServiceError.passwordProofRequired) == .passwordProofRequired)
+        #expect(Reply(PatternService.Outcome.error(.passwordProofRequired)).line == "ERROR message=password_proof_required")
+    }
+}
