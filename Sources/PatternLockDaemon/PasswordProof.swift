@@ -63,8 +63,12 @@ package enum Polkit {
             return .refused(why: "another password check for this uid is in progress")
         }
         defer { _ = inFlight.withLock { $0.remove(peer.uid) } }
-        guard let (pid, start) = peer.identity() else {
-            return .refused(why: "the connecting process \(peer.pid) has exited or cannot be read in /proc")
+        let pid: Int32, start: UInt64
+        switch peer.identity() {
+        case .success(let identity): (pid, start) = identity
+        case .failure(.gone): return .refused(why: "the connecting process \(peer.pid) has exited")
+        case .failure(.unreadable):
+            return .unavailable(why: "/proc/\(peer.pid)/stat of the connecting process cannot be read (is /proc hidden from the daemon?)")
         }
         let verdict = run(pid: pid, startTime: start, uid: peer.uid, hangUp: hangUp)
         // polkit found the session and the agent by pid: the answer is about this

@@ -40,16 +40,29 @@ package final class PeerProcess: Sendable {
     /// the same pid for as long as it lives.
     package var hasPidfd: Bool { pidfd >= 0 }
 
-    /// The pid and start time that name this process to polkit now, or nil when it
-    /// has exited (or cannot be read): a process that is gone cannot be asked about.
-    package func identity() -> (pid: Int32, startTime: UInt64)? {
-        guard pid > 0 else { return nil }
+    /// Why a process cannot be named.
+    package enum Unnamed: Error, Equatable {
+        /// It has exited (a process that is gone cannot be asked about), or it is in
+        /// another pid namespace (pid 0).
+        case gone
+        /// It is alive, but its /proc/PID/stat cannot be read here (/proc hidden from
+        /// the daemon, e.g. ProtectProc=invisible).
+        case unreadable
+    }
+
+    /// The pid and start time that name this process to polkit now.
+    package func identity() -> Result<(pid: Int32, startTime: UInt64), Unnamed> {
+        guard pid > 0 else { return .failure(.gone) }
         if pidfd >= 0 {
-            guard let start = PeerProcess.startTime(of: pid), stillAlive() else { return nil }
-            return (pid, start)
+            let start = PeerProcess.startTime(of: pid)
+            // Alive after the read: the pid was not reused, so the read was this process's.
+            guard stillAlive() else { return .failure(.gone) }
+            guard let start else { return .failure(.unreadable) }
+            return .success((pid, start))
         }
-        guard let start = startTimeAtAccept, PeerProcess.startTime(of: pid) == start else { return nil }
-        return (pid, start)
+        guard let start = startTimeAtAccept else { return .failure(.unreadable) }
+        guard PeerProcess.startTime(of: pid) == start else { return .failure(.gone) }
+        return .success((pid, start))
     }
 
     /// True while the process has not exited: with a pidfd, its pid has not been

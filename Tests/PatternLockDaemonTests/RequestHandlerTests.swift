@@ -456,11 +456,40 @@ struct PeerProcessTests {
         defer { close(fds[0]); close(fds[1]) }
         let peer = try #require(PeerProcess(socket: fds[0]))
         #expect(peer.pid == getpid() && peer.uid == getuid())
-        let identity = try #require(peer.identity())
+        let identity = try #require(try? peer.identity().get())
         #expect(identity.pid == getpid())
         #expect(identity.startTime == PeerProcess.startTime(of: getpid()))
         #expect(identity.startTime > 0)
         #expect(peer.stillAlive())
+    }
+
+    @Test(
+        "A connecting process that has exited is not named: no proof can be about it",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func exitedProcessIsNotNamed() throws {
+        let path = NSTemporaryDirectory() + "pl-peer-" + UUID().uuidString
+        guard case .success(let listener) = Socket.unixStream() else { Issue.record("no socket"); return }
+        defer { close(listener); unlink(path) }
+        guard case .success = Socket.bind(listener, path: path), listen(listener, 1) == 0 else {
+            Issue.record("cannot listen on \(path)")
+            return
+        }
+        // A real process of its own connects, waits for one byte, and exits.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        child.arguments = [
+            "-c", "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.recv(1)", path,
+        ]
+        try child.run()
+        guard case .success(let fd) = Socket.accept(listener) else { Issue.record("no connection"); return }
+        defer { close(fd) }
+        let peer = try #require(PeerProcess(socket: fd))
+        #expect(peer.pid == child.processIdentifier)
+        #expect((try? peer.identity().get())?.pid == child.processIdentifier)
+        _ = Socket.sendAll(fd, [1])
+        child.waitUntilExit()
+        #expect(!peer.stillAlive())
+        #expect(peer.identity().map { $0.pid } == .failure(.gone))
     }
 
     @Test("Something that is not a socket has no peer")
