@@ -110,10 +110,14 @@ package enum Polkit {
             pkcheck, "--action-id", action, "--process", "\(pid),\(startTime),\(uid)", "--allow-user-interaction",
         ]
         var child: pid_t = 0
+        var spawnError = Errno(0)
         let pidfd = withCStrings(arguments) { argv in
-            withCStrings([]) { envp in pl_spawn(pkcheck, argv, envp, devNull, pipe[1], pipe[1], -1, &child) }
+            withCStrings([]) { envp in
+                let fd = pl_spawn(pkcheck, argv, envp, devNull, pipe[1], pipe[1], -1, &child)
+                spawnError = Errno.current
+                return fd
+            }
         }
-        let spawnError = Errno.current
         close(devNull)
         close(pipe[1])
         guard pidfd >= 0 else {
@@ -142,7 +146,8 @@ package enum Polkit {
             if hangUp >= 0 && fds[2].revents != 0 { ended = "the client hung up while waiting for the password" }
         }
         if let ended {
-            _ = pl_pidfd_kill(pidfd, SIGTERM)
+            // pkcheck has nothing to clean up; polkitd drops the request of a caller that is gone.
+            _ = pl_pidfd_kill(pidfd, SIGKILL)
             _ = pl_wait_exit(child)
             return .refused(why: ended)
         }
