@@ -258,3 +258,14 @@ def random_pattern(rng, length, avoid=()):
         typed = "".join(map(str, path))
         if len(path) == length and typed not in avoid:
             return typed
+
+
+@pytest.fixture(scope="session")
+def client_system():
+    """One container booted with systemd for the whole run, with patternlock
+    installed and the real clients (polkitd, pkttyagent, sshd, saslauthd):
+    booted.py. Tests that use it create their own users."""
+    import booted  # booted imports this module: not at the top
+
+    with booted.client_system() as system:
+        yield system

@@ -73,14 +73,15 @@ def test_ci_runs_make_check_with_the_variable_set():
 
 def test_no_system_test_skips_behind_ci_s_back():
     """Every pytest.skip in the system tests is one of OPTIONAL_SKIPS; whatever
-    else a test needs goes through skip_or_fail (the booted container of
-    test_install and test_deb, the tools CI installs, a built daemon)."""
+    else a test needs goes through skip_or_fail (the booted containers of
+    booted.py, the tools CI installs, a built daemon)."""
     found = set()
     for path in sorted(SYSTEM.glob("*.py")):
         for m in re.finditer(r'pytest\.skip\(\s*"([^"]*)"', path.read_text()):  # conftest's own is skip(reason)
             found.add((path.name, m.group(1)))
     assert found == OPTIONAL_SKIPS, (
         "a pytest.skip that is not in OPTIONAL_SKIPS: use skip_or_fail, or say in OPTIONAL_SKIPS why CI may skip it")
-    booted = (SYSTEM / "test_install.py").read_text().split("def booted_system")[1].split("\ndef ")[0]
-    assert booted.count("skip_or_fail(") == 5 and "pytest.skip" not in booted
+    booted = (SYSTEM / "booted.py").read_text()
+    assert booted.count("skip_or_fail(") == 6 and "pytest.skip" not in booted
+    assert "booted.boot()" in (SYSTEM / "test_install.py").read_text()
     assert "from test_install import booted_system" in (SYSTEM / "test_deb.py").read_text()

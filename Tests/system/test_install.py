@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import DAEMON, ROOT, read_line, skip_or_fail, unique
+import booted
 
 UNITS = ROOT / "systemd"
 SERVICE = UNITS / "patternlockd.service"
@@ -467,90 +468,12 @@ def test_make_demo_works_for_a_user_who_is_not_root(plain_user):
 
 # ---- the live install on a booted systemd ------------------------------------------
 
-class BootedSystem:
-    """This machine's own file system booted with systemd in a container: an
-    overlay whose writes land in a tmpfs, so install, enable and uninstall run
-    for real without touching the host."""
-
-    def __init__(self, leader):
-        self.leader = leader
-
-    def run(self, script, input=None, timeout=900):
-        return subprocess.run(["nsenter", "-t", str(self.leader), "-a", "bash", "-c", script],
-                              input=input, capture_output=True, text=True, timeout=timeout)
-
-    def ok(self, script, input=None):
-        r = self.run(script, input)
-        assert r.returncode == 0, f"{script}\n{r.stdout}{r.stderr}"
-        return r.stdout
-
-
-def container_leader(nspawn_pid):
-    children = pathlib.Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children")
-    try:
-        pids = children.read_text().split()
-    except OSError:
-        return None
-    return int(pids[0]) if pids else None
-
-
 @pytest.fixture(scope="module")
 def booted_system():
-    if os.geteuid() != 0:
-        skip_or_fail("booting a container needs root")
-    if shutil.which("systemd-nspawn") is None or shutil.which("nsenter") is None:
-        skip_or_fail("systemd-nspawn is not installed (apt-get install systemd-container)")
-    base = pathlib.Path(tempfile.mkdtemp(prefix="patternlock-boot-", dir="/tmp"))
-    merged = base / "merged"
-    mounted = []
-    proc = None
-    log = base.parent / (base.name + ".log")
-    try:
-        if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(base)]).returncode != 0:
-            skip_or_fail("cannot mount a tmpfs here")
-        mounted.append(base)
-        for d in ("upper", "work", "merged"):
-            (base / d).mkdir()
-        if subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                           f"lowerdir=/,upperdir={base}/upper,workdir={base}/work", str(merged)]).returncode != 0:
-            skip_or_fail("cannot mount an overlay of / here")
-        mounted.append(merged)
-        machine_id = subprocess.run(["systemd-id128", "new"], capture_output=True, text=True).stdout.strip()
-        (merged / "etc/machine-id").write_text(machine_id + "\n")
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                ["systemd-nspawn", "--quiet", "--register=no", "--keep-unit", "--link-journal=no",
-                 "--private-network", "--directory", str(merged), f"--bind-ro={ROOT}",
-                 "--boot", "--console=passive"],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-        deadline = time.monotonic() + 120
-        system = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            leader = container_leader(proc.pid)
-            if leader:
-                system = BootedSystem(leader)
-                state = system.run("systemctl is-system-running", timeout=30).stdout.strip()
-                if state in ("running", "degraded"):
-                    break
-            time.sleep(1)
-        else:
-            skip_or_fail("systemd did not boot in a container here: " + log.read_text(errors="replace")[-2000:])
+    """This machine booted in a container of its own (booted.py): the install
+    tests change /usr/local and the units, so they do not share the clients' one."""
+    with booted.boot() as system:
         yield system
-    finally:
-        if proc is not None and proc.poll() is None:
-            leader = container_leader(proc.pid)
-            if leader:
-                subprocess.run(["nsenter", "-t", str(leader), "-a", "systemctl", "poweroff"],
-                               capture_output=True, timeout=60)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        for m in reversed(mounted):
-            subprocess.run(["umount", "--lazy", str(m)])
-        shutil.rmtree(base, ignore_errors=True)
-        log.unlink(missing_ok=True)
 
 
 def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_removes_it(booted_system):
