@@ -11,10 +11,11 @@
 #   scripts/install-deps.sh --list-check  print every package make check needs
 set -euo pipefail
 
-# The demo builds the module and a small PAM conversation program with cc
-# against libpam, and runs unprivileged users in a user namespace (unshare):
-# libpam0g-dev, gcc, make, util-linux. Nothing else.
-demo_packages=(libpam0g-dev gcc make util-linux)
+# The demo builds the module (libpam, and libsystemd for sd-login) and a small
+# PAM conversation program with cc against libpam, and runs unprivileged users in
+# a user namespace (unshare): libpam0g-dev, libsystemd-dev, gcc, make,
+# util-linux. Nothing else.
+demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
 # make check adds: pamtester, sudo, passwd (useradd): the PAM and authorization
 # tests; valgrind: the module's memory checks; strace: holds the daemon's
 # listen() to show its socket path appears only once it accepts; systemd:

@@ -396,7 +396,7 @@ def test_make_demo_installs_only_what_it_needs_and_ci_installs_the_rest():
                                   capture_output=True, text=True).stdout.split())
 
     demo, check = listed("--list"), listed("--list-check")
-    assert demo == {"libpam0g-dev", "gcc", "make", "util-linux"}
+    assert demo == {"libpam0g-dev", "libsystemd-dev", "gcc", "make", "util-linux"}
     assert demo <= ci, "CI runs the demo: it must install what the demo needs"
     # python3-pytest: .ci/run installs pytest with pip when python3 -m pytest is missing.
     assert ci == check - {"python3-pytest"}, "install-deps.sh --check and .ci/run disagree"
@@ -407,6 +407,25 @@ def test_plain_make_without_the_pam_headers_names_the_package():
     assert r.returncode != 0
     assert "Install them with: sudo apt-get install libpam0g-dev" in r.stdout, r.stdout + r.stderr
     assert "fatal error" not in r.stdout + r.stderr
+
+
+def test_plain_make_without_the_sd_login_headers_names_the_package(tmp_path):
+    """The compiler sees every header of this machine but libsystemd-dev's, as on
+    a machine without that package."""
+    include = tmp_path / "include"
+    include.mkdir()
+    for entry in pathlib.Path("/usr/include").iterdir():
+        if entry.name != "systemd":
+            (include / entry.name).symlink_to(entry)
+    builtin = subprocess.run(["cc", "-print-file-name=include"], capture_output=True, text=True).stdout.strip()
+    multiarch = subprocess.run(["cc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
+    cc = f"cc -nostdinc -isystem {builtin} -isystem {include}" + (f" -isystem {include / multiarch}" if multiarch else "")
+    assert subprocess.run(cc.split() + ["-E", "-x", "c", "-"], input="#include <security/pam_ext.h>\n",
+                          capture_output=True, text=True).returncode == 0, "the PAM headers must stay visible"
+    r = make("pam-headers", f"CC={cc}", check=False)
+    assert r.returncode != 0
+    assert "Install them with: sudo apt-get install libsystemd-dev" in r.stdout, r.stdout + r.stderr
+    assert "libpam0g-dev" not in r.stdout and "fatal error" not in r.stdout + r.stderr
 
 
 def run_demo(user=None, timeout=300):
