@@ -220,6 +220,22 @@ class Box:
         return r.stdout
 
 
+    # The shell prompt a session sets: a line that starts with it is the prompt.
+    SHELL_PROMPT = "plshell> "
+
+    def session(self, title, user, commands, pattern=None):
+        """`login user` on a new pseudo-terminal: a real local logind session, where
+        the module asks (issue 19: su and sudo in no session are not asked). The
+        user logs in with the password (Enter skips the pattern prompt of an enrolled
+        user, `pattern=True`), then each command's steps run at the prompt."""
+        steps = [["expect", PROMPT], ["secret", "\n"]] if pattern else []
+        steps += [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
+                  ["send", "PS1='plsh''ell> '\n"], ["expect", r"\n" + self.SHELL_PROMPT]]
+        for command in commands:
+            steps += command + [["expect", r"\n" + self.SHELL_PROMPT]]
+        return self.terminal(title, ["login", user], steps + [["send", "exit\n"], ["eof"]])
+
+
 @pytest.fixture(scope="module")
 def box(booted_system, debs):  # noqa: F811
     TRANSCRIPTS.unlink(missing_ok=True)
@@ -278,11 +294,12 @@ def test_su_and_login_on_a_terminal_take_the_pattern(box):
     box.ok("pam-auth-update --enable patternlock")
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
 
-    # su from an unprivileged user: the grid, the pattern, a shell as the user.
-    out = box.terminal("su with a pattern", ["su", "-", u, "-c", "echo SU-OK $(id -un)"], [
-        ["expect", "7 8 9"], ["expect", PROMPT], ["secret", PATTERN + "\n"],
-        ["expect", f"SU-OK {u}"], ["eof"]], as_user=box.other)
-    assert "Password" not in out
+    # su from an unprivileged user's local session: the grid, the pattern, a
+    # shell as the user.
+    out = box.session("su with a pattern", box.other, [[
+        ["send", f"su - {u} -c 'echo SU-OK $(id -un)'\n"], ["expect", "7 8 9"], ["expect", PROMPT],
+        ["secret", PATTERN + "\n"], ["expect", f"SU-OK {u}"]]])
+    assert "Password" not in out.split("su - ", 1)[1], out
 
     # A console login: /bin/login on a terminal, as getty starts it.
     out = box.terminal("login with a pattern", ["login", u], [
@@ -292,37 +309,42 @@ def test_su_and_login_on_a_terminal_take_the_pattern(box):
     assert "Password" not in out
 
 
+SUDO = "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"
+
+
 def sudo_steps(*middle):
-    return [["expect", PROMPT], *middle, ["expect", "SUDO-OK root"], ["eof"]]
+    return [["send", SUDO], ["expect", PROMPT], *middle, ["expect", "SUDO-OK root"]]
 
 
 def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(box):
+    """sudo inside the user's own local session (issue 19: sudo in no session is
+    not asked)."""
     u = box.user
-    sudo = ["sudo", "-k", "sh", "-c", "echo SUDO-OK $(id -un)"]
-    out = box.terminal("sudo with the right pattern", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
-    assert "password for" not in out
-
+    wrong = []
     for left in (4, 3, 2, 1):
         noun = "attempt" if left == 1 else "attempts"
-        box.terminal(f"sudo with a wrong pattern ({left} left)", sudo, sudo_steps(
+        wrong.append(sudo_steps(
             ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"],
-            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
-    box.terminal("sudo with the fifth wrong pattern", sudo, sudo_steps(
-        ["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-        ["expect", f"patternlockd reset {u}"],
-        ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
-
-    # Locked: no pattern prompt at all, the way out named, the password still works.
-    out = box.terminal("sudo while locked", sudo, [
-        ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
-        ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"], ["eof"]], as_user=u)
-    assert "Pattern (Enter to skip): " not in out
+            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]))
+    out = box.session("sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
+        sudo_steps(["secret", PATTERN + "\n"]),
+        *wrong,
+        sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
+                   ["expect", f"patternlockd reset {u}"],
+                   ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
+        # Locked: no pattern prompt at all, the way out named, the password still works.
+        [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
+         ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]],
+    ], pattern=True)
+    first = out.split(SUDO.strip(), 2)[1]
+    assert "password for" not in first, "the right pattern needs no password"
+    assert out.rsplit(SUDO.strip(), 1)[1].count("Pattern (Enter to skip): ") == 0, out
     r = box.run(f"patternlockd status {u}")
     assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr  # 2: a user shown is locked
 
     box.ok(f"patternlockd reset {u}")
-    out = box.terminal("sudo after patternlockd reset", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
-    assert "password for" not in out
+    out = box.session("sudo after patternlockd reset", u, [sudo_steps(["secret", PATTERN + "\n"])], pattern=True)
+    assert "password for" not in out.split(SUDO.strip(), 1)[1]
 
 
 def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):

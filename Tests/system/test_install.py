@@ -520,10 +520,15 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     assert system.ok(f"su - {user} -c 'command -v patternlockd'").strip() == "/usr/local/bin/patternlockd"
     system.ok(f"su - {user} -c 'patternlockd verify'", input="46183\n")
 
-    # The administrator's step, then a real PAM stack: sudo's, through common-auth.
+    # The administrator's step, then a real PAM stack through common-auth: a
+    # console login's (login on tty1, before its logind session exists). sudo run
+    # from here, in no session and without a terminal, is not asked (issue 19):
+    # its stack goes straight to the password.
     system.ok("pam-auth-update --enable patternlock")
-    r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
+    r = system.run(f"pamtester -I tty=/dev/tty1 login {user} authenticate", input="46183\n")
     assert "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
+    assert "Pattern" not in r.stdout + r.stderr and r.returncode != 0, r.stdout + r.stderr
 
     r = system.run("systemd-analyze security patternlockd.service")
     m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)
