@@ -344,3 +344,23 @@ def test_polkit_helper_run_by_another_user_is_named_in_the_log_and_in_status(cli
     assert "LOCKED" in status and status.count(f"{mallory} (session {session}, {tty})") == 5, status
     figure("polkit-agent-helper-1: five wrong patterns for another user, from a local session",
            f"{elapsed:.2f} s, then the victim's pattern is locked")
+
+
+def test_the_module_in_a_real_session_under_valgrind_leaks_nothing(clients):
+    """The sd-login calls run only where logind does (the host tests hide it):
+    pamtester under memcheck inside a local session, the pattern right."""
+    s = clients.system
+    password = "Valgrind-Pass-w0rd"
+    user = clients.user("plvg", password, pattern=PATTERN)
+    log = f"/tmp/{user}-valgrind.log"
+    out = clients.session(user, password, [
+        [["send", f"echo {PATTERN} | valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect "
+                  f"--error-exitcode=99 --log-file={log} pamtester -v sudo {user} authenticate; echo RC=$?\n"],
+         ["expect", r"RC=\d+"]],
+    ], pattern_prompt=True, timeout=180)
+    assert "successfully authenticated" in out and "RC=0" in out, out
+    report = s.ok(f"cat {log}")
+    assert "ERROR SUMMARY: 0 errors" in report, report
+    assert re.search(r"definitely lost: 0 bytes", report) or "All heap blocks were freed" in report, report
+    line = [x for x in clients.daemon_lines(user) if x.startswith("verify ")][-1]
+    assert " service=sudo " in line and " result=OK" in line and re.search(r" session=\w+ seat=pts/\d+ ", line), line
