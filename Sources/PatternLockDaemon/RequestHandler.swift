@@ -88,7 +88,7 @@ package struct RequestHandler: Sendable {
             let outcome = service.enroll(
                 user: user, typed: pattern, current: current, iterations: iterations,
                 byAdministrator: isRoot,
-                context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
+                context: AttemptContext(service: "patternlockd-enroll", caller: Caller(uid: peerUID)), uid: peerUID)
             replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : Reply(outcome)]
 
         case .remove(let user, let current):
@@ -98,7 +98,7 @@ package struct RequestHandler: Sendable {
                 Reply(
                     service.remove(
                         user: user, current: current, byAdministrator: isRoot,
-                        context: AttemptContext(service: "patternlockd-remove"), uid: peerUID))
+                        context: AttemptContext(service: "patternlockd-remove", caller: Caller(uid: peerUID)), uid: peerUID))
             ]
 
         case .reset(let user):
