@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import DAEMON, ROOT, read_line, skip_or_fail, unique
+from pam_support import without_logind
 import booted
 
 UNITS = ROOT / "systemd"
@@ -345,12 +346,13 @@ def test_the_pam_module_unlocks_through_a_socket_activated_unprivileged_daemon(
                     str(ROOT / "scripts/demo-conv.c"), "-lpam"], check=True)
     confdir = shared_tmp / "pam.d"
     confdir.mkdir()
+    # Listed in services= and run where logind cannot be seen (pam_support).
     (confdir / "pltest").write_text(
-        f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock}\n")
-    ok = subprocess.run([str(conv), str(confdir), "pltest", user, "46183"],
+        f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock} services=pltest\n")
+    ok = subprocess.run(without_logind([str(conv), str(confdir), "pltest", user, "46183"]),
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "=> PAM_SUCCESS" in ok.stdout, ok.stdout + ok.stderr
-    bad = subprocess.run([str(conv), str(confdir), "pltest", user, "2589"],
+    bad = subprocess.run(without_logind([str(conv), str(confdir), "pltest", user, "2589"]),
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "Wrong pattern \u2014 4 attempts left." in bad.stdout, bad.stdout
 
