@@ -102,17 +102,26 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
 
 
 def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
-    """make install FLEET=1 (issue 22): the README's `serve --store` unit runs
-    /usr/local/sbin/patternlockd, which must be the PostgreSQL-capable build."""
+    """make install FLEET=1 (issue 22): the README's drop-in runs
+    /usr/local/sbin/patternlockd-fleet serve --store, which must be the
+    PostgreSQL-capable build; patternlockd stays the plain one, and uninstall
+    removes both."""
     fleet = ROOT / "build" / "patternlockd-fleet"
     if not fleet.exists():
         skip_or_fail("build/patternlockd-fleet is missing: run make fleet")
     make("install", f"DESTDIR={stage}", "FLEET=1")
-    installed = stage / "usr/local/sbin/patternlockd"
+    installed = stage / "usr/local/sbin/patternlockd-fleet"
     assert installed.read_bytes() == fleet.read_bytes()
+    assert (stage / "usr/local/sbin/patternlockd").read_bytes() == (ROOT / "build/patternlockd").read_bytes()
+    assert (stage / "usr/local/share/man/man8/patternlockd-fleet.8").is_file()
     r = subprocess.run([str(installed), "serve", "--store", "postgresql://pl@/pl?host=/nonexistent-patternlock"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "built without PostgreSQL support" not in r.stderr, r.stderr
+    r = subprocess.run([str(stage / "usr/local/sbin/patternlockd"), "serve", "--store", "postgresql://pl@/pl?host=/x"],
+                       capture_output=True, text=True, timeout=60)
+    assert "Run patternlockd-fleet instead" in r.stderr, r.stderr
+    make("uninstall", f"DESTDIR={stage}")
+    assert not installed.exists() and not (stage / "usr/local/share/man/man8/patternlockd-fleet.8").exists()
 
 
 def test_the_pam_module_goes_where_pam_unix_is():
@@ -374,7 +383,7 @@ def test_the_man_page_describes_every_command_and_option():
             assert option in page, f"docs/patternlockd.8 does not describe `{command} {option}`"
 
 
-@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8"])
+@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8"])
 def test_the_man_pages_render_without_warnings(page):
     if shutil.which("groff") is None:
         skip_or_fail("groff is not installed")
