@@ -9,15 +9,16 @@ lock) would be lost or land on another client. These tests show the daemon
 needs none: its statements are unnamed, its count's transaction stays on one
 server connection, and the session settings it relies on are the role's."""
 import concurrent.futures
+import os
 import re
 import time
 
 import pytest
 
-from conftest import figure, parse_reply
+from conftest import figure, parse_reply, skip_or_fail
 from pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,  # noqa: F401 (fixtures)
                         named_hosts, postgres, verify)
-from pgbouncer_support import PgBouncer, give_the_role_its_settings
+from pgbouncer_support import PGBOUNCER, PgBouncer, give_the_role_its_settings
 from test_fleet import make_tls
 
 # 20,000 client connections, a pool of 20 (+5): a test machine runs a fifth of that.
@@ -29,6 +30,8 @@ def bouncer(postgres, shared_tmp):
     """Factory: a pgbouncer with the documented settings in front of the test
     server, whose role has the documented settings and must log in with its
     password on the server's socket too (pgbouncer passes the SCRAM secret on)."""
+    if not os.access(PGBOUNCER, os.X_OK):
+        skip_or_fail("pgbouncer is not installed: apt-get install pgbouncer (.ci/run does)")
     hba = postgres.data / "pg_hba.conf"
     hba.write_text(f"local all {ROLE} scram-sha-256\n" + hba.read_text())
     postgres.psql("ALTER SYSTEM SET log_statement = 'all'")
