@@ -6,8 +6,10 @@ hashlib) in one run, plus the daemon's costs beyond the hash.
 Figures are medians over several rounds; ratios compare figures taken in this same
 run on this same machine. Nothing here is a pass/fail test: it prints numbers.
 """
+import csv
 import os
 import pathlib
+import re
 import shutil
 import socket
 import statistics
@@ -190,47 +192,39 @@ def fleet_figures():
 
 
 PGBENCH = pathlib.Path("/usr/lib/postgresql/15/bin/pgbench")
-BENCH_USERS = 10000          # synthetic users the pgbench replay spreads its verifies over
+BENCH_USERS = 10000          # synthetic users the pgbench replay spreads its verifies over,
+FIRST_BENCH_USER = 100001    # named by number (pgbench draws numbers) from this one
 PGBENCH_SECONDS = int(os.environ.get("BENCH_PGBENCH_SECONDS", "5"))
 E2E_SECONDS = float(os.environ.get("BENCH_E2E_SECONDS", "8"))
 
 
-def server_statements(server, since):
-    """The statements patternlockd sent since log line `since`, from the server's
-    CSV log (log_statement = all): [(sql, {n: value or None})], keep-alives left out."""
-    import csv
+def csv_log(server):
+    """The server's CSV log (logging_collector, log_destination = 'csvlog'), row by row."""
     rows = []
     for path in sorted((server.data / "log").glob("*.csv")):
         with open(path, newline="") as f:
             rows.extend(csv.reader(f))
+    return rows
+
+
+def server_statements(rows):
+    """The statements patternlockd sent in these log rows (log_statement = all),
+    keep-alives left out: [(sql, {n: value or None})]."""
     out = []
-    for row in rows[since:]:
+    for row in rows:
         message, detail, app = row[13], row[14], row[22]
-        if app != "patternlockd" or not message.startswith("execute "):
-            continue
-        sql = message.split(": ", 1)[1]
-        if sql == "SELECT 1;":
+        if app != "patternlockd" or not message.startswith("execute ") or message.endswith(": SELECT 1;"):
             continue
         params = {int(n): (None if v == "NULL" else v[1:-1].replace("''", "'"))
-                  for n, v in __import__("re").findall(r"\$(\d+) = ('(?:[^']|'')*'|NULL)", detail)}
-        out.append((sql, params))
-    return out, len(rows)
-
-
-def log_rows(server):
-    import csv
-    n = 0
-    for path in sorted((server.data / "log").glob("*.csv")):
-        with open(path, newline="") as f:
-            n += sum(1 for _ in csv.reader(f))
-    return n
+                  for n, v in re.findall(r"\$(\d+) = ('(?:[^']|'')*'|NULL)", detail)}
+        out.append((message.split(": ", 1)[1], params))
+    return out
 
 
 def pgbench_script(statements, user, directory):
     """A pgbench script that sends exactly `statements` (one verify), the user's
     name drawn from the synthetic users, every other value as the daemon sent it."""
-    import re
-    lines = [f"\\set user random({100001}, {100000 + BENCH_USERS})"]
+    lines = [f"\\set user random({FIRST_BENCH_USER}, {FIRST_BENCH_USER + BENCH_USERS - 1})"]
     defines = []
     for i, (sql, params) in enumerate(statements):
         def value(m, params=params, i=i):
@@ -256,7 +250,6 @@ def pgbench_script(statements, user, directory):
 def pgbench(server, script, defines, clients, via=None):
     """Verifies per second (pgbench's tps: one script run is one verify) and the
     mean latency, with `clients` connections, straight to the server or `via` pgbouncer."""
-    import re
     from pg_support import PASSWORD, ROLE, DATABASE
     host, port = (via.base, via.port) if via else (server.sockets, server.port)
     cmd = [str(PGBENCH), "-n", "-M", "extended", "-c", str(clients), "-j", "2", "-T", str(PGBENCH_SECONDS),
@@ -274,9 +267,9 @@ def pgbench(server, script, defines, clients, via=None):
 
 
 def end_to_end(hosts, users, seconds):
-    """Verifies per second through real daemons: every host's clients loop VERIFY
-    for their own user (right pattern) for `seconds`; and the round trip beyond
-    the hash each daemon logged."""
+    """Verifies per second through real daemons, every host's clients looping
+    VERIFY for their own user (right pattern) for `seconds`; with the median
+    round trip and the median hash time the daemons logged."""
     done = []
     stop = time.monotonic() + seconds
     before = [len(h.hash_ms()) for h in hosts]
@@ -347,11 +340,11 @@ def fleet_scale_figures():
 
             def count(request, expect):
                 time.sleep(0.3)
-                since, totals = log_rows(server), pgbouncer_totals()
+                since, totals = len(csv_log(server)), pgbouncer_totals()
                 reply = d.request(request)
                 assert reply.startswith(expect), reply
                 time.sleep(0.3)   # an OK's count is cleared after the answer
-                statements, _ = server_statements(server, since)
+                statements = server_statements(csv_log(server)[since:])
                 rt, xacts = (a - b for a, b in zip(pgbouncer_totals(), totals))
                 return statements, rt, xacts
             costs = {}
@@ -365,7 +358,8 @@ def fleet_scale_figures():
 
             # The replay: the right pattern's statements over 10,000 users' rows.
             server.psql(f"""INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
-                SELECT g::text, uid, credential, 0, 0 FROM patternlock_users, generate_series(100001, {100000 + BENCH_USERS}) g
+                SELECT g::text, uid, credential, 0, 0 FROM patternlock_users,
+                     generate_series({FIRST_BENCH_USER}, {FIRST_BENCH_USER + BENCH_USERS - 1}) g
                 WHERE user_name = '{user}'""", database="patternlock")
             script, defines = pgbench_script(costs["VERIFY, right pattern"][0], user, base)
             replay = {}
@@ -395,7 +389,7 @@ def fleet_scale_figures():
             if bouncer:
                 bouncer.stop()
             server.remove()
-    return dict(costs=costs, replay=replay, e2e=e2e, script=script.name, defines=len(defines),
+    return dict(costs=costs, replay=replay, e2e=e2e, defines=len(defines),
                 pool_mode=pools["pool_mode"], pool=bouncer.settings["default_pool_size"],
                 reserve=bouncer.settings["reserve_pool_size"])
 
