@@ -6,6 +6,7 @@ hashlib) in one run, plus the daemon's costs beyond the hash.
 Figures are medians over several rounds; ratios compare figures taken in this same
 run on this same machine. Nothing here is a pass/fail test: it prints numbers.
 """
+import contextlib
 import csv
 import os
 import pathlib
@@ -149,17 +150,27 @@ def daemon_figures():
                 one_ms=one * 1e3, both_ms=both * 1e3, ratio=both / one)
 
 
+@contextlib.contextmanager
+def private_postgres(prefix):
+    """(a temporary directory, a private PostgreSQL in it with fsync on), removed afterwards."""
+    sys.path.insert(0, str(ROOT / "Tests" / "system"))
+    from pg_support import PostgresServer
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        base = pathlib.Path(tmp)
+        base.chmod(0o755)   # the postgres user walks through it to its own directory
+        server = PostgresServer(base / "pg", durable=True).init()
+        try:
+            yield base, server
+        finally:
+            server.remove()
+
+
 def fleet_figures():
     """The PostgreSQL store (issue 9) on a private server on this machine: a VERIFY's
     cost beyond the hash through the database, and three hosts' daemons verifying
     three users at once against one daemon verifying one."""
-    sys.path.insert(0, str(ROOT / "Tests" / "system"))
-    from pg_support import PostgresServer
     iterations = 600000
-    with tempfile.TemporaryDirectory(prefix="patternlock-bench-fleet-") as tmp:
-        base = pathlib.Path(tmp)
-        base.chmod(0o755)
-        server = PostgresServer(base / "pg", durable=True).init()
+    with private_postgres("patternlock-bench-fleet-") as (base, server):
         hosts = []
         try:
             key = os.urandom(32)
@@ -187,7 +198,6 @@ def fleet_figures():
         finally:
             for h in hosts:
                 h.stop()
-            server.remove()
     return dict(overhead_ms=overhead, one_ms=one * 1e3, three_ms=all_three * 1e3, ratio=all_three / one)
 
 
@@ -302,15 +312,11 @@ def fleet_scale_figures():
     those statements are replayed by pgbench with 50 and 200 connections,
     directly and through pgbouncer in transaction mode (docs/FLEET.md's
     settings), and real fleet daemons end to end both ways."""
-    sys.path.insert(0, str(ROOT / "Tests" / "system"))
     import pwd
-    from pg_support import PASSWORD, PostgresServer
-    from pgbouncer_support import PgBouncer, give_the_role_its_settings
     iterations = 600000
-    with tempfile.TemporaryDirectory(prefix="patternlock-bench-scale-") as tmp:
-        base = pathlib.Path(tmp)
-        base.chmod(0o755)
-        server = PostgresServer(base / "pg", durable=True).init()
+    with private_postgres("patternlock-bench-scale-") as (base, server):
+        from pg_support import PASSWORD
+        from pgbouncer_support import PgBouncer, give_the_role_its_settings
         hosts = []
         bouncer = None
         try:
@@ -388,7 +394,6 @@ def fleet_scale_figures():
                 h.stop()
             if bouncer:
                 bouncer.stop()
-            server.remove()
     return dict(costs=costs, replay=replay, e2e=e2e, defines=len(defines),
                 pool_mode=pools["pool_mode"], pool=bouncer.settings["default_pool_size"],
                 reserve=bouncer.settings["reserve_pool_size"])
