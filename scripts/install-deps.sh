@@ -23,11 +23,12 @@ demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
 # systemd-container: systemd-nspawn, to boot this machine's files and install
 # for real; pkg-config: where PAM modules go; groff-base: the man page checks;
 # python3 and pytest: the system tests; debhelper, dpkg-dev, lintian: make deb
-# and its checks; postgresql: the fleet tests' own database server; openssl:
+# and its checks; postgresql: the fleet tests' own database server; pgbouncer:
+# the fleet behind a pooler in transaction mode (docs/FLEET.md); openssl:
 # their TLS test certificates; clang-format: make lint checks the C formatting
 # (swift format comes with the toolchain). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
-                debhelper dpkg-dev lintian postgresql openssl clang-format)
+                debhelper dpkg-dev lintian postgresql pgbouncer openssl clang-format)
 
 mode=demo
 case "${1:-}" in

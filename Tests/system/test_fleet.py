@@ -6,10 +6,8 @@ or slow is never success.
 Each host is a `patternlockd serve --store postgresql://...` (build/patternlockd-fleet,
 `make fleet`) with its own socket and state dir, the same key, and its own host name
 (a UTS namespace), against a server that pg_support.py starts for the test."""
-import concurrent.futures
 import os
 import pathlib
-import re
 import shutil
 import signal
 import subprocess
@@ -20,55 +18,20 @@ import pytest
 
 from conftest import DAEMON, Daemon, figure, parse_reply, unique
 from pam_support import PAM_MODULE, build_module, without_logind
-from pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: F401 (fixtures)
+from pg_support import (FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,  # noqa: F401 (fixtures)
+                        fleet, forty_wrong_guesses_evaluate_five, named_hosts, postgres, verify)
 
-RIGHT = "1235"
-WRONG = "9876"
 # The PAM module's and the tests' bound on an "unavailable" answer.
 UNAVAILABLE_WITHIN = 2.5
-
-
-def named(hosts, prefix="host"):
-    """Runs each host in its own UTS namespace with its own name, so failures show where they came from."""
-    for i, h in enumerate(hosts):
-        h.hostname = f"{prefix}{chr(ord('a') + i)}"
-    return hosts
-
-
-class NamedHost(FleetHost):
-    hostname = None
-
-    def args(self):
-        a = super().args()
-        if self.hostname:
-            return ["unshare", "--uts", "--", "sh", "-c", f'hostname {self.hostname} && exec "$@"', "sh"] + a
-        return a
 
 
 @pytest.fixture
 def hosts(postgres, shared_tmp):
     """Three named hosts of one fleet."""
-    assert FLEET_DAEMON.exists(), "build/patternlockd-fleet is missing: run make fleet"
-    key = os.urandom(32)
-    made = []
-    for i in range(3):
-        base = shared_tmp / f"host{i}"
-        base.mkdir()
-        h = NamedHost(base, postgres.socket_url(), key)
-        h.hostname = f"host{chr(ord('a') + i)}"
-        made.append(h.start())
+    made = named_hosts(shared_tmp, postgres.socket_url(), 3)
     yield made
     for h in made:
         h.stop()
-
-
-def verify(host, user, pattern, timeout=60.0):
-    return host.request(f"VERIFY user={user} pattern={pattern} service=sudo tty=pts%2F1 rhost=", timeout=timeout)
-
-
-def evaluations(host):
-    """How many hashes a host computed for verifies (each logged with hash_ms)."""
-    return len(re.findall(r"^.*verify .*hash_ms=", host.read_log(), re.M))
 
 
 def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users):
@@ -95,20 +58,7 @@ def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users)
 def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, make_users):
     (user,) = make_users(1)
     hosts[0].enroll(user, RIGHT)
-
-    def guess(i):
-        return verify(hosts[i % 3], user, WRONG)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
-        replies = list(pool.map(guess, range(40)))
-    fails = [r for r in replies if r.startswith("FAIL")]
-    locked = [r for r in replies if r == "LOCKED retry_after=0"]
-    evaluated = sum(evaluations(h) for h in hosts)
-    figure("fleet race", f"40 concurrent wrong guesses over 3 hosts: {len(fails)} evaluated (FAIL), "
-                         f"{len(locked)} LOCKED, {evaluated} hashes computed")
-    assert len(fails) == 5 and len(locked) == 35, replies
-    assert evaluated == 5
-    assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]
+    forty_wrong_guesses_evaluate_five(hosts, user, "fleet race")
     # Locked on every host, even for the right pattern, and no hash is computed.
     for h in hosts:
         assert verify(h, user, RIGHT) == "LOCKED retry_after=0"
