@@ -8,6 +8,7 @@ Each host is a `patternlockd serve --store postgresql://...` (build/patternlockd
 (a UTS namespace), against a server that pg_support.py starts for the test."""
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess

@@ -241,7 +241,7 @@ def test_sudo_and_su_inside_an_ssh_session_are_not_asked_and_the_daemon_never_he
     assert "Pattern" not in out and "1 2 3" not in out, out
     assert clients.daemon_lines(user) == before, "the daemon was contacted from inside an SSH session"
     # The module said why, in the journal, at debug level.
-    log = s.ok(f"journalctl -t sudo -t su -o cat --no-pager | grep 'pam_patternlock' | tail -n 5")
+    log = s.ok("journalctl -t sudo -t su -o cat --no-pager | grep 'pam_patternlock' | tail -n 5")
     assert "not asked: the logind session is remote" in log, log
 
 
