@@ -16,22 +16,29 @@ PAM_HDR  := $(wildcard Sources/CPamPatternLock/*.h Sources/CPamPatternLock/inclu
 PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 -fvisibility=hidden \
 	-ISources/CPamPatternLock/include
-PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,--as-needed \
-	-Wl,--version-script=pam/pam_patternlock.map
+# -z nodelete: libpam unloads a module at pam_end; kept loaded, the module
+# says what it has to say once per process, not once per login (a saslauthd).
+PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,-z,nodelete \
+	-Wl,--as-needed -Wl,--version-script=pam/pam_patternlock.map
 
 
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
 .PHONY: all fleet check test-swift test-system clean pam-headers
-# pam-headers first: without libpam0g-dev the module cannot build, and saying so
-# before minutes of Swift build beats a compiler error after them.
+# pam-headers first: without libpam0g-dev or libsystemd-dev the module cannot
+# build, and saying so before minutes of Swift build beats a compiler error after them.
 all: pam-headers build/patternlockd build/pam_patternlock.so
 
-# The PAM headers the module includes, checked with the compiler that builds it.
+# The PAM and sd-login headers the module includes, checked with the compiler
+# that builds it.
 PAM_HEADER_CHECK = printf '\043include <security/pam_appl.h>\n\043include <security/pam_ext.h>\n\043include <security/pam_modules.h>\n' \
 	| $(CC) -E -x c - >/dev/null 2>&1 || { \
 	echo "The PAM development headers (security/pam_ext.h) are missing, so pam_patternlock.so cannot be built."; \
 	echo "Install them with: sudo apt-get install libpam0g-dev"; \
+	exit 1; }; \
+	printf '\043include <systemd/sd-login.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 || { \
+	echo "The sd-login development headers (systemd/sd-login.h) are missing, so pam_patternlock.so cannot be built."; \
+	echo "Install them with: sudo apt-get install libsystemd-dev"; \
 	exit 1; }
 
 pam-headers:
@@ -62,7 +69,7 @@ build/patternlockd-fleet: $(SWIFT_SRC) Makefile
 build/pam_patternlock.so: $(PAM_SRC) $(PAM_HDR) pam/pam_patternlock.map
 	@$(PAM_HEADER_CHECK)
 	@mkdir -p build
-	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam
+	$(CC) $(PAM_CFLAGS) $(PAM_LDFLAGS) -o $@ $(PAM_SRC) -lpam -lsystemd
 
 check: lint all test-swift test-system fuzz-short
 

@@ -48,7 +48,7 @@ let package = Package(
                 .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
-        .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam")]),
+        .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),
         .testTarget(name: "PatternLockTests", dependencies: ["PatternLock", "PatternLockWire"], exclude: ["Vectors"]),
         .testTarget(name: "PatternLockWireTests", dependencies: ["PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),

@@ -2,6 +2,7 @@
 # make deb — Debian packages in build/, built by debhelper (debian/rules):
 #   build/libpam-patternlock_VERSION_ARCH.deb   the PAM module and its pam-auth-update profile
 #   build/patternlockd_VERSION_ARCH.deb         the daemon, its units, man pages, docs, completions
+#   build/patternlockd-postgresql_VERSION_ARCH.deb  patternlockd-fleet, the daemon with the PostgreSQL store (make fleet)
 # Needs debhelper and dpkg-dev (sudo apt-get install debhelper dpkg-dev) besides
 # what `make` needs; lintian checks the result (make lint-deb). No root needed.
 #
@@ -24,7 +25,7 @@ build/completions/fish/patternlockd.fish: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
 	build/patternlockd --generate-completion-script fish > $@.tmp && mv -f $@.tmp $@
 
-deb: all completions
+deb: all fleet completions
 	@command -v dh >/dev/null || { echo "make deb needs debhelper. Install it with: sudo apt-get install debhelper dpkg-dev"; exit 1; }
 	rm -f build/*.deb
 	debian/rules clean

@@ -21,8 +21,9 @@ FUZZ_SWIFT_BUILD := -c release --product PatternLockFuzz --scratch-path .build-f
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -fuse-ld=lld \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-ISources/CPamPatternLock/include -ISources/CPamPatternLock
-# The module's pure sources: not its PAM entry points, nor the socket exchange.
-FUZZ_PAM_SRC := $(filter-out %/pam_patternlock.c %/exchange.c,$(PAM_SRC))
+# The module's pure sources: not its PAM entry points, the socket exchange, nor
+# the sd-login calls.
+FUZZ_PAM_SRC := $(filter-out %/pam_patternlock.c %/exchange.c %/logind.c,$(PAM_SRC))
 FUZZ_SWIFT_SEEDS := Fuzz/corpus/request Fuzz/corpus/reply Fuzz/corpus/record Fuzz/corpus/phc Fuzz/corpus/pattern
 
 # $(call fuzz_all,RUNS,WORK_DIR): every fuzzer, one after the other.

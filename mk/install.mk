@@ -4,7 +4,7 @@
 #   sudo make install                      the live system: files, key, socket
 #   make install DESTDIR=/tmp/stage        files only (packaging, tests)
 #   make install PREFIX=/usr               daemon in /usr/sbin, units in /lib/systemd/system
-#   make install FLEET=1                   the fleet-capable daemon (make fleet) as patternlockd
+#   make install FLEET=1                   also the fleet-capable daemon (make fleet) as patternlockd-fleet
 #
 # Three places do not follow PREFIX, because the programs that read them look
 # nowhere else: the PAM module goes to the system's PAM module directory
@@ -45,6 +45,11 @@ INSTALLED_FILES = \
 	$(DOCDIR)/pam.d-example-faillock \
 	$(if $(wildcard docs/SECURITY.md),$(DOCDIR)/SECURITY.md)
 
+# What FLEET=1 adds (uninstall removes these too, with or without FLEET=1).
+FLEET_FILES = \
+	$(SBINDIR)/patternlockd-fleet \
+	$(MANDIR)/man8/patternlockd-fleet.8
+
 INSTALL_ENV = SBINDIR="$(SBINDIR)" PAMCONFIGDIR="$(PAMCONFIGDIR)" SYSUSERSDIR="$(SYSUSERSDIR)"
 
 .PHONY: install uninstall install-root-check
@@ -56,15 +61,17 @@ install-root-check:
 		exit 1; \
 	fi
 
-# make install FLEET=1 installs the fleet-capable daemon (make fleet: the
-# PostgreSQL store) as patternlockd, so the README's `serve --store` unit runs it.
-INSTALLED_DAEMON = $(if $(FLEET),build/patternlockd-fleet,build/patternlockd)
-
+# make install FLEET=1 also installs the fleet-capable daemon (make fleet: the
+# PostgreSQL store) as patternlockd-fleet, which the README's unit drop-in runs,
+# as the Debian package patternlockd-postgresql does; plain patternlockd stays
+# the command everyone else runs.
 install: install-root-check all $(if $(FLEET),fleet)
 	install -d -m 0755 "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(PAMDIR)" "$(DESTDIR)$(UNITDIR)" \
 		"$(DESTDIR)$(SYSUSERSDIR)" "$(DESTDIR)$(POLKITACTIONDIR)" \
 		"$(DESTDIR)$(PAMCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)"
-	install -m 0755 $(INSTALLED_DAEMON) "$(DESTDIR)$(SBINDIR)/patternlockd"
+	install -m 0755 build/patternlockd "$(DESTDIR)$(SBINDIR)/patternlockd"
+	$(if $(FLEET),install -m 0755 build/patternlockd-fleet "$(DESTDIR)$(SBINDIR)/patternlockd-fleet")
+	$(if $(FLEET),install -m 0644 docs/patternlockd-fleet.8 "$(DESTDIR)$(MANDIR)/man8/patternlockd-fleet.8")
 	ln -sfr "$(DESTDIR)$(SBINDIR)/patternlockd" "$(DESTDIR)$(BINDIR)/patternlockd"
 	install -m 0644 build/pam_patternlock.so "$(DESTDIR)$(PAMDIR)/pam_patternlock.so"
 	sed 's|/usr/local/sbin/patternlockd|$(SBINDIR)/patternlockd|' systemd/patternlockd.service \
@@ -82,6 +89,6 @@ install: install-root-check all $(if $(FLEET),fleet)
 uninstall: install-root-check
 	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh check-pam; fi
 	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh uninstall; fi
-	rm -f $(foreach f,$(sort $(INSTALLED_FILES) $(DOCDIR)/SECURITY.md),"$(DESTDIR)$(f)")
+	rm -f $(foreach f,$(sort $(INSTALLED_FILES) $(FLEET_FILES) $(DOCDIR)/SECURITY.md),"$(DESTDIR)$(f)")
 	rmdir "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
 	@if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) bash scripts/install-live.sh after-uninstall; fi

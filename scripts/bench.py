@@ -6,8 +6,12 @@ hashlib) in one run, plus the daemon's costs beyond the hash.
 Figures are medians over several rounds; ratios compare figures taken in this same
 run on this same machine. Nothing here is a pass/fail test: it prints numbers.
 """
+import contextlib
+import csv
 import os
 import pathlib
+import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -52,7 +56,7 @@ def openssl(masked):
 
 
 class Daemon:
-    def __init__(self, base, iterations, store=None, key=None):
+    def __init__(self, base, iterations, store=None, key=None, extra=()):
         self.base = base
         self.socket = str(base / "socket")
         (base / "etc").mkdir(mode=0o700)
@@ -64,7 +68,7 @@ class Daemon:
         self.proc = subprocess.Popen(
             [str(FLEET_DAEMON if store else DAEMON), "serve", "--socket", self.socket, "--state-dir", str(base / "state"),
              "--key-file", str(base / "etc" / "key"), "--iterations", str(iterations),
-             "--policy-threshold", "0"] + fleet,
+             "--policy-threshold", "0"] + fleet + list(extra),
             stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"))
         for _ in range(200):
             try:
@@ -146,17 +150,27 @@ def daemon_figures():
                 one_ms=one * 1e3, both_ms=both * 1e3, ratio=both / one)
 
 
+@contextlib.contextmanager
+def private_postgres(prefix):
+    """(a temporary directory, a private PostgreSQL in it with fsync on), removed afterwards."""
+    sys.path.insert(0, str(ROOT / "Tests" / "system"))
+    from pg_support import PostgresServer
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        base = pathlib.Path(tmp)
+        base.chmod(0o755)   # the postgres user walks through it to its own directory
+        server = PostgresServer(base / "pg", durable=True).init()
+        try:
+            yield base, server
+        finally:
+            server.remove()
+
+
 def fleet_figures():
     """The PostgreSQL store (issue 9) on a private server on this machine: a VERIFY's
     cost beyond the hash through the database, and three hosts' daemons verifying
     three users at once against one daemon verifying one."""
-    sys.path.insert(0, str(ROOT / "Tests" / "system"))
-    from pg_support import PostgresServer
     iterations = 600000
-    with tempfile.TemporaryDirectory(prefix="patternlock-bench-fleet-") as tmp:
-        base = pathlib.Path(tmp)
-        base.chmod(0o755)
-        server = PostgresServer(base / "pg", durable=True).init()
+    with private_postgres("patternlock-bench-fleet-") as (base, server):
         hosts = []
         try:
             key = os.urandom(32)
@@ -184,8 +198,228 @@ def fleet_figures():
         finally:
             for h in hosts:
                 h.stop()
-            server.remove()
     return dict(overhead_ms=overhead, one_ms=one * 1e3, three_ms=all_three * 1e3, ratio=all_three / one)
+
+
+PGBENCH = pathlib.Path("/usr/lib/postgresql/15/bin/pgbench")
+BENCH_USERS = 10000          # synthetic users the pgbench replay spreads its verifies over,
+FIRST_BENCH_USER = 100001    # named by number (pgbench draws numbers) from this one
+PGBENCH_SECONDS = int(os.environ.get("BENCH_PGBENCH_SECONDS", "5"))
+E2E_SECONDS = float(os.environ.get("BENCH_E2E_SECONDS", "8"))
+
+
+def csv_log(server):
+    """The server's CSV log (logging_collector, log_destination = 'csvlog'), row by row."""
+    rows = []
+    for path in sorted((server.data / "log").glob("*.csv")):
+        with open(path, newline="") as f:
+            rows.extend(csv.reader(f))
+    return rows
+
+
+def server_statements(rows):
+    """The statements patternlockd sent in these log rows (log_statement = all),
+    keep-alives left out: [(sql, {n: value or None})]."""
+    out = []
+    for row in rows:
+        message, detail, app = row[13], row[14], row[22]
+        if app != "patternlockd" or not message.startswith("execute ") or message.endswith(": SELECT 1;"):
+            continue
+        params = {int(n): (None if v == "NULL" else v[1:-1].replace("''", "'"))
+                  for n, v in re.findall(r"\$(\d+) = ('(?:[^']|'')*'|NULL)", detail)}
+        out.append((message.split(": ", 1)[1], params))
+    return out
+
+
+def pgbench_script(statements, user, directory):
+    """A pgbench script that sends exactly `statements` (one verify), the user's
+    name drawn from the synthetic users, every other value as the daemon sent it."""
+    lines = [f"\\set user random({FIRST_BENCH_USER}, {FIRST_BENCH_USER + BENCH_USERS - 1})"]
+    defines = []
+    for i, (sql, params) in enumerate(statements):
+        def value(m, params=params, i=i):
+            n = int(m.group(1))
+            v = params[n]
+            if v is None:
+                return "NULL"
+            if v == "":
+                return "''"   # pgbench -D takes no empty value
+            if v == user:
+                return ":user"
+            defines.append(f"s{i}p{n}={v}")
+            return f":s{i}p{n}"
+        text = re.sub(r"\$(\d+)", value, sql).strip()
+        lines.append(text if text.endswith(";") else text + ";")
+    script = directory / "verify.sql"
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(0o644)
+    shutil.copy(script, ROOT / "build" / "bench-verify.sql")   # to read after the run
+    return script, sorted(set(defines))
+
+
+def pgbench(server, script, defines, clients, via=None):
+    """Verifies per second (pgbench's tps: one script run is one verify) and the
+    mean latency, with `clients` connections, straight to the server or `via` pgbouncer."""
+    from pg_support import PASSWORD, ROLE, DATABASE
+    host, port = (via.base, via.port) if via else (server.sockets, server.port)
+    cmd = [str(PGBENCH), "-n", "-M", "extended", "-c", str(clients), "-j", "2", "-T", str(PGBENCH_SECONDS),
+           "-f", str(script), "-h", str(host), "-p", str(port), "-U", ROLE, DATABASE]
+    for d in defines:
+        cmd[1:1] = ["-D", d]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=PASSWORD),
+                       timeout=PGBENCH_SECONDS + 120)
+    if r.returncode != 0:
+        raise RuntimeError(f"pgbench failed: {r.stdout}{r.stderr}")
+    tps = float(re.search(r"tps = ([\d.]+) \(without initial connection time\)", r.stdout).group(1))
+    latency = float(re.search(r"latency average = ([\d.]+) ms", r.stdout).group(1))
+    failed = int(re.search(r"number of failed transactions: (\d+)", r.stdout).group(1))
+    return tps, latency, failed
+
+
+def end_to_end(hosts, users, seconds):
+    """Verifies per second through real daemons, every host's clients looping
+    VERIFY for their own user (right pattern) for `seconds`; with the median
+    round trip and the median hash time the daemons logged."""
+    done = []
+    stop = time.monotonic() + seconds
+    before = [len(h.hash_ms()) for h in hosts]
+
+    def client(h, u):
+        n = 0
+        rtts = []
+        while time.monotonic() < stop:
+            t = time.perf_counter()
+            assert h.request(f"VERIFY user={u} pattern=1397") == "OK"
+            rtts.append(time.perf_counter() - t)
+            n += 1
+        done.append((n, rtts))
+    threads = [threading.Thread(target=client, args=(hosts[i % len(hosts)], u)) for i, u in enumerate(users)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    hashes = [x for h, b in zip(hosts, before) for x in h.hash_ms()[b:]]
+    rtts = [r for _, rs in done for r in rs]
+    return sum(n for n, _ in done) / elapsed, statistics.median(rtts) * 1e3, statistics.median(hashes)
+
+
+def fleet_scale_figures():
+    """Issue 22, item 7: what one verify costs the database (statements counted in
+    the server's log, round trips and pooled transactions in pgbouncer's
+    counters), how many verifies per second one PostgreSQL takes when exactly
+    those statements are replayed by pgbench with 50 and 200 connections,
+    directly and through pgbouncer in transaction mode (docs/FLEET.md's
+    settings), and real fleet daemons end to end both ways."""
+    import pwd
+    iterations = 600000
+    with private_postgres("patternlock-bench-scale-") as (base, server):
+        from pg_support import PASSWORD
+        from pgbouncer_support import PgBouncer, give_the_role_its_settings
+        hosts = []
+        bouncer = None
+        try:
+            for setting in ("max_connections = 300", "logging_collector = on", "log_destination = 'csvlog'",
+                            "log_statement = 'all'"):
+                server.psql(f"ALTER SYSTEM SET {setting}")
+            server.stop()
+            server.start()
+            give_the_role_its_settings(server)
+            bouncer = PgBouncer(server, base / "bouncer").start()
+            pw_file = base / "dbpass"
+            pw_file.write_text(PASSWORD + "\n")
+            pw_file.chmod(0o600)
+            key = os.urandom(32)
+            password = ["--store-password-file", str(pw_file)]
+            (base / "counted").mkdir()
+            d = Daemon(base / "counted", iterations, store=bouncer.socket_url(), key=key, extra=password)
+            hosts.append(d)
+            users = [p.pw_name for p in pwd.getpwall() if p.pw_uid < 60000][:16]
+            for u in users:
+                assert d.request(f"ENROLL user={u} pattern=1397").startswith("OK")
+            user = users[0]
+
+            def pgbouncer_totals():
+                row = next(r for r in bouncer.show("STATS_TOTALS") if r["database"] == "patternlock")
+                return int(row["query_count"]), int(row["xact_count"])
+
+            def count(request, expect):
+                time.sleep(0.3)
+                since, totals = len(csv_log(server)), pgbouncer_totals()
+                reply = d.request(request)
+                assert reply.startswith(expect), reply
+                time.sleep(0.3)   # an OK's count is cleared after the answer
+                statements = server_statements(csv_log(server)[since:])
+                rt, xacts = (a - b for a, b in zip(pgbouncer_totals(), totals))
+                return statements, rt, xacts
+            costs = {}
+            costs["VERIFY, right pattern"] = count(f"VERIFY user={user} pattern=1397", "OK")
+            costs["VERIFY, wrong pattern"] = count(f"VERIFY user={user} pattern=9876", "FAIL")
+            for _ in range(4):
+                d.request(f"VERIFY user={user} pattern=9876")
+            costs["VERIFY, user locked"] = count(f"VERIFY user={user} pattern=1397", "LOCKED")
+            costs["STATUS"] = count(f"STATUS user={user}", "STATUS")
+            assert d.request(f"RESET user={user}").startswith("OK")
+
+            # The replay: the right pattern's statements over 10,000 users' rows.
+            server.psql(f"""INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
+                SELECT g::text, uid, credential, 0, 0 FROM patternlock_users,
+                     generate_series({FIRST_BENCH_USER}, {FIRST_BENCH_USER + BENCH_USERS - 1}) g
+                WHERE user_name = '{user}'""", database="patternlock")
+            script, defines = pgbench_script(costs["VERIFY, right pattern"][0], user, base)
+            replay = {}
+            for clients in (50, 200):
+                replay[("direct", clients)] = pgbench(server, script, defines, clients)
+                replay[("pgbouncer", clients)] = pgbench(server, script, defines, clients, via=bouncer)
+
+            # End to end: real daemons, 4 hosts with 4 clients each, through
+            # pgbouncer and straight to the server's socket.
+            d.stop()
+            hosts.remove(d)
+            e2e = {}
+            for way, url, extra in (("pgbouncer", bouncer.socket_url(), password), ("direct", server.socket_url(), ())):
+                fleet = []
+                for i in range(4):
+                    (base / f"{way}{i}").mkdir()
+                    fleet.append(Daemon(base / f"{way}{i}", iterations, store=url, key=key, extra=extra))
+                hosts.extend(fleet)
+                e2e[way] = end_to_end(fleet, users, E2E_SECONDS)
+                for h in fleet:
+                    h.stop()
+                    hosts.remove(h)
+            pools = next(r for r in bouncer.show("POOLS") if r["database"] == "patternlock")
+        finally:
+            for h in hosts:
+                h.stop()
+            if bouncer:
+                bouncer.stop()
+    return dict(costs=costs, replay=replay, e2e=e2e, defines=len(defines),
+                pool_mode=pools["pool_mode"], pool=bouncer.settings["default_pool_size"],
+                reserve=bouncer.settings["reserve_pool_size"])
+
+
+def print_scale(s):
+    print("Fleet at scale (issue 22 item 7): a private PostgreSQL 15 (fsync on) behind pgbouncer "
+          f"(pool_mode {s['pool_mode']}, pool {s['pool']}+{s['reserve']}, docs/FLEET.md's settings)")
+    print("  what one request costs the database (statements: the server's log; round trips and pooled")
+    print("  transactions: pgbouncer's SHOW STATS_TOTALS)")
+    for name, (statements, rt, xacts) in s["costs"].items():
+        words = ", ".join(" ".join(sql.split()[:3]) for sql, _ in statements)
+        print(f"    {name:24} {len(statements)} statements, {rt} round trips, {xacts} pooled transactions: {words}")
+    print(f"  one PostgreSQL, the right pattern's {len(s['costs']['VERIFY, right pattern'][0])} statements replayed "
+          f"(pgbench -n -M extended -c N -j 2 -T {PGBENCH_SECONDS} -f build/bench-verify.sql and {s['defines']} -D values "
+          f"as the daemon sent them; {BENCH_USERS:,} users)")
+    for clients in (50, 200):
+        cells = []
+        for way in ("direct", "pgbouncer"):
+            tps, latency, failed = s["replay"][(way, clients)]
+            cells.append(f"{way} {tps:7.0f} verifies/s ({latency:6.1f} ms mean{', %d failed' % failed if failed else ''})")
+        print(f"    -c {clients:3}: " + "   ".join(cells))
+    print(f"  end to end: 4 fleet daemons, 16 clients looping VERIFY for {E2E_SECONDS:.0f} s (the hash is the daemons' CPU)")
+    for way in ("direct", "pgbouncer"):
+        rate, rtt, hash_ms = s["e2e"][way]
+        print(f"    {way:9} {rate:6.1f} verifies/s, round trip {rtt:6.1f} ms (median), hash {hash_ms:5.1f} ms (median)")
 
 
 def parallel_control():
@@ -244,6 +478,12 @@ def main():
         print(f"  one VERIFY, one daemon          {g['one_ms']:7.2f} ms")
         print(f"  three users through three daemons at once {g['three_ms']:.2f} ms → {g['ratio']:.2f}x one "
               f"(three hashes on {os.cpu_count()} cores: {3 / max(1, min(3, os.cpu_count())):.1f}x is the CPU's floor)")
+        print()
+        if PGBENCH.exists() and shutil.which("pgbouncer"):
+            print_scale(fleet_scale_figures())
+        else:
+            print("Fleet at scale: pgbench (postgresql-15) or pgbouncer is missing; no figures.")
+        print()
     else:
         print("Fleet: build/patternlockd-fleet is missing (make fleet); no fleet figures.")
     control = parallel_control()

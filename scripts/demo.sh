@@ -88,7 +88,11 @@ mkdir -p "$SANDBOX/run" "$SANDBOX/pam.d"
 "$DEMO_CC" -std=gnu11 -O2 -Wall -o "$CONV" scripts/demo-conv.c -lpam
 # A copy of the module: a PAM configuration line cannot hold a path with spaces.
 cp build/pam_patternlock.so "$SANDBOX/pam_patternlock.so"
-printf 'auth required %s socket=%s\n' "$SANDBOX/pam_patternlock.so" "$SOCKET" \
+# allow_remote: a real stack asks only a person at this machine (a local logind
+# session; pam_patternlock(8), WHO IS ASKED), but the demo is a program you run on
+# your own terminal, over SSH or in a container too, and holds the conversation
+# itself. Never put allow_remote in a stack a network service reaches.
+printf 'auth required %s socket=%s allow_remote\n' "$SANDBOX/pam_patternlock.so" "$SOCKET" \
     > "$SANDBOX/pam.d/patternlock-demo"
 
 say "Starting a private daemon (it measures this CPU first: a few seconds)."

@@ -11,10 +11,11 @@
 #   scripts/install-deps.sh --list-check  print every package make check needs
 set -euo pipefail
 
-# The demo builds the module and a small PAM conversation program with cc
-# against libpam, and runs unprivileged users in a user namespace (unshare):
-# libpam0g-dev, gcc, make, util-linux. Nothing else.
-demo_packages=(libpam0g-dev gcc make util-linux)
+# The demo builds the module (libpam, and libsystemd for sd-login) and a small
+# PAM conversation program with cc against libpam, and runs unprivileged users in
+# a user namespace (unshare): libpam0g-dev, libsystemd-dev, gcc, make,
+# util-linux. Nothing else.
+demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
 # make check adds: pamtester, sudo, passwd (useradd): the PAM and authorization
 # tests; valgrind: the module's memory checks; strace: holds the daemon's
 # listen() to show its socket path appears only once it accepts; systemd:
@@ -22,11 +23,12 @@ demo_packages=(libpam0g-dev gcc make util-linux)
 # systemd-container: systemd-nspawn, to boot this machine's files and install
 # for real; pkg-config: where PAM modules go; groff-base: the man page checks;
 # python3 and pytest: the system tests; debhelper, dpkg-dev, lintian: make deb
-# and its checks; postgresql: the fleet tests' own database server; openssl:
+# and its checks; postgresql: the fleet tests' own database server; pgbouncer:
+# the fleet behind a pooler in transaction mode (docs/FLEET.md); openssl:
 # their TLS test certificates; clang-format: make lint checks the C formatting
 # (swift format comes with the toolchain). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
-                debhelper dpkg-dev lintian postgresql openssl clang-format)
+                debhelper dpkg-dev lintian postgresql pgbouncer openssl clang-format)
 
 mode=demo
 case "${1:-}" in

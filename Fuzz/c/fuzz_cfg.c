@@ -3,9 +3,11 @@
  * libFuzzer target: the PAM module's option parser (pl_config_parse and
  * pl_config_apply) on NUL-separated argv words, checked against a model of
  * the documented options: socket=/ABSOLUTE (shorter than sun_path),
- * timeout=1..300, debug, nogrid, quiet, allow_remote, layout=phone|numpad;
- * defaults first, the last good value wins, everything else is ignored and
- * counted.
+ * timeout=1..300, debug, nogrid, quiet, allow_remote, layout=phone|numpad,
+ * services=LIST and login_services=LIST (comma-separated names of 1 to 64
+ * bytes of A-Z a-z 0-9 . _ - + @, the list shorter than 256 bytes; services=
+ * not empty); defaults first, the last good value wins, everything else is
+ * ignored and counted.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,9 +28,47 @@
 
 #define MAX_WORDS 64
 
+/* The model of a service list: 1 when usable. */
+static int model_list(const char *v, int empty_ok)
+{
+	size_t len = strlen(v), item = 0;
+
+	if (len == 0)
+		return empty_ok;
+	if (len >= PL_MAX_SERVICE_LIST)
+		return 0;
+	for (size_t i = 0; i <= len; i++) {
+		char c = v[i];
+
+		if (c == ',' || c == '\0') {
+			if (item < 1 || item > PL_MAX_SERVICE_NAME)
+				return 0;
+			item = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || strchr("._-+@", c) != NULL))
+			return 0;
+		item++;
+	}
+	return 1;
+}
+
 /* The model of one word; returns 1 when it is a usable option. */
 static int model_apply(struct pl_config *m, const char *arg)
 {
+	if (strncmp(arg, "services=", 9) == 0) {
+		if (!model_list(arg + 9, 0))
+			return 0;
+		strcpy(m->services, arg + 9);
+		return 1;
+	}
+	if (strncmp(arg, "login_services=", 15) == 0) {
+		if (!model_list(arg + 15, 1))
+			return 0;
+		strcpy(m->login_services, arg + 15);
+		return 1;
+	}
 	if (strncmp(arg, "socket=", 7) == 0) {
 		const char *path = arg + 7;
 
@@ -103,7 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(strcmp(model.socket_path, PL_DEFAULT_SOCKET) == 0);
 	CHECK(model.timeout == PL_DEFAULT_TIMEOUT && !model.debug &&
 	      !model.nogrid && !model.quiet && !model.allow_remote &&
-	      model.layout == PL_LAYOUT_PHONE);
+	      model.layout == PL_LAYOUT_PHONE && model.services[0] == '\0' &&
+	      strcmp(model.login_services, PL_DEFAULT_LOGIN_SERVICES) == 0);
 	for (int i = 0; i < argc; i++)
 		ignored += !model_apply(&model, argv[i]);
 
@@ -117,6 +158,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      cfg.quiet == model.quiet &&
 	      cfg.allow_remote == model.allow_remote &&
 	      cfg.layout == model.layout);
+	CHECK(memchr(cfg.services, '\0', sizeof(cfg.services)) != NULL &&
+	      memchr(cfg.login_services, '\0', sizeof(cfg.login_services)) !=
+		      NULL);
+	CHECK(strcmp(cfg.services, model.services) == 0 &&
+	      strcmp(cfg.login_services, model.login_services) == 0);
 
 	/* One word at a time, and a NULL word (argv entries may be NULL). */
 	pl_config_init(&one);
@@ -128,7 +174,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(pl_config_apply(&one, NULL) == PL_OPTION_UNKNOWN);
 	CHECK(strcmp(one.socket_path, cfg.socket_path) == 0 &&
-	      one.timeout == cfg.timeout && one.layout == cfg.layout);
+	      one.timeout == cfg.timeout && one.layout == cfg.layout &&
+	      strcmp(one.services, cfg.services) == 0 &&
+	      strcmp(one.login_services, cfg.login_services) == 0);
 	free(copy);
 	return 0;
 }

@@ -5,7 +5,9 @@
  * size from 1 to PL_MAX_REQUEST, and pl_user_name_valid.
  *
  * Input: a size byte, then NUL-separated words: user, entry, service, tty,
- * rhost, ruser (a missing word is NULL, as an unset PAM item). The PAM_RHOST,
+ * rhost, ruser (a missing word is NULL, as an unset PAM item), then the
+ * caller's logind session and seat (with them, the request carries the caller:
+ * pl_format_*_request_from, cut to 16 bytes and 20 encoded). The PAM_RHOST,
  * PAM_RUSER and PAM_TTY a remote peer can influence must never break the
  * line: one LF at the end, values only in the unreserved set or %XX, each
  * decoding back to what was given (context values cut at 64 bytes, never
@@ -30,7 +32,7 @@
 		}                                                              \
 	} while (0)
 
-#define WORDS 6
+#define WORDS 8
 
 static int unreserved(unsigned char c)
 {
@@ -110,6 +112,70 @@ static void expect_field(const char *line, size_t *pos, const char *key,
 	*pos = end;
 }
 
+/* The caller for words 6 and 7 (session, seat), as logind.c copies them: at
+ * most PL_MAX_SESSION_FIELD bytes; the largest uid. */
+static void make_caller(struct pl_caller *c, const char *session,
+			const char *seat)
+{
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	c->uid = UINT32_MAX;
+	n = strnlen(session, PL_MAX_SESSION_FIELD);
+	memcpy(c->session, session, n);
+	n = strnlen(seat, PL_MAX_SESSION_FIELD);
+	memcpy(c->seat, seat, n);
+}
+
+/* How much of a caller field the module sends: 16 raw bytes at most, 20
+ * encoded, not ending inside a UTF-8 sequence. */
+static size_t caller_cut(const char *v)
+{
+	size_t len = strlen(v), n = len, enc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		size_t one = unreserved((unsigned char)v[i]) ? 1 : 3;
+
+		if (enc + one > 20) {
+			n = i;
+			break;
+		}
+		enc += one;
+	}
+	while (n > 0 && n < len && ((unsigned char)v[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/* " caller=4294967295", then " session=" and " seat=" when their cut is not
+ * empty, each decoding to that cut. */
+static void expect_caller(const char *line, size_t *pos,
+			  const struct pl_caller *c)
+{
+	static const char *const keys[] = {" session=", " seat="};
+	const char *values[] = {c->session, c->seat};
+
+	CHECK(strncmp(line + *pos, " caller=4294967295", 18) == 0);
+	*pos += 18;
+	for (int i = 0; i < 2; i++) {
+		size_t n = caller_cut(values[i]), klen = strlen(keys[i]), end;
+		char decoded[PL_MAX_REQUEST];
+
+		if (n == 0) {
+			CHECK(strncmp(line + *pos, keys[i], klen) != 0);
+			continue;
+		}
+		CHECK(strncmp(line + *pos, keys[i], klen) == 0);
+		*pos += klen;
+		for (end = *pos; line[end] != ' ' && line[end] != '\n'; end++)
+			;
+		CHECK(end - *pos <= 20);
+		CHECK(decode(line + *pos, end - *pos, decoded) == (long)n);
+		CHECK(memcmp(decoded, values[i], n) == 0);
+		*pos = end;
+	}
+}
+
 /* The user-name rule written out again, independently of wire.c: 1-64 bytes
  * of A-Z a-z 0-9 . _ @ -, optionally ending in $ ($ alone is not a name), not
  * starting with - or . (docs/PROTOCOL.md; the cases both sides are held to are
@@ -161,10 +227,15 @@ static void check_verify(const char *w[WORDS], size_t outsize)
 	size_t pos;
 	long n;
 
+	struct pl_caller caller;
+	int with_caller = w[6] != NULL;
+
 	CHECK(out != NULL);
 	memset(out, 'x', outsize);
-	n = pl_format_verify_request(out, outsize, user, entry, w[2], w[3],
-				     w[4], w[5]);
+	make_caller(&caller, w[6] ? w[6] : "", w[7] ? w[7] : "");
+	n = pl_format_verify_request_from(out, outsize, user, entry, w[2], w[3],
+					  w[4], w[5],
+					  with_caller ? &caller : NULL);
 	if (n < 0) {
 		for (size_t i = 0; i < outsize; i++)
 			/* It may have held part of the entry. */
@@ -184,18 +255,21 @@ static void check_verify(const char *w[WORDS], size_t outsize)
 	expect_field(out, &pos, " pattern=", entry, 0);
 	for (int i = 0; i < 4; i++)
 		expect_field(out, &pos, keys[i], w[2 + i] ? w[2 + i] : "", 1);
+	if (with_caller)
+		expect_caller(out, &pos, &caller);
 	CHECK(pos == (size_t)n - 1);
 	free(out);
 }
 
-static void check_status(const char *user, size_t outsize)
+static void check_status(const char *user, size_t outsize,
+			 const struct pl_caller *caller)
 {
 	char *out = malloc(outsize);
 	size_t pos = 7;
 	long n;
 
 	CHECK(out != NULL);
-	n = pl_format_status_request(out, outsize, user);
+	n = pl_format_status_request_from(out, outsize, user, caller);
 	if (n < 0) {
 		CHECK(outsize < PL_MAX_REQUEST || !pl_user_name_valid(user));
 		free(out);
@@ -205,6 +279,8 @@ static void check_status(const char *user, size_t outsize)
 	      out[n - 1] == '\n');
 	CHECK(strncmp(out, "STATUS ", 7) == 0);
 	expect_field(out, &pos, "user=", user, 0);
+	if (caller != NULL)
+		expect_caller(out, &pos, caller);
 	CHECK(pos == (size_t)n - 1);
 	free(out);
 }
@@ -237,8 +313,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_encode(copy + 1, size - 1, outsize);
 	if (w[0] != NULL) {
 		CHECK(pl_user_name_valid(w[0]) == name_valid(w[0]));
-		check_status(w[0], outsize);
-		check_status(w[0], PL_MAX_REQUEST);
+		struct pl_caller caller;
+
+		make_caller(&caller, w[6] ? w[6] : "", w[7] ? w[7] : "");
+		check_status(w[0], outsize, NULL);
+		check_status(w[0], PL_MAX_REQUEST, NULL);
+		check_status(w[0], PL_MAX_REQUEST,
+			     w[6] != NULL ? &caller : NULL);
 	}
 	if (nwords >= 2) {
 		check_verify(w, outsize);

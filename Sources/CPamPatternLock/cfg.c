@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote
- * layout=phone|numpad. */
+ * layout=phone|numpad services=LIST login_services=LIST. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@ void pl_config_init(struct pl_config *cfg)
 	/* The default fits by construction; strcpy keeps -Wformat-truncation
 	 * quiet. */
 	strcpy(cfg->socket_path, PL_DEFAULT_SOCKET);
+	strcpy(cfg->login_services, PL_DEFAULT_LOGIN_SERVICES);
 	cfg->timeout = PL_DEFAULT_TIMEOUT;
 }
 
@@ -65,6 +66,39 @@ static enum pl_option_result apply_layout(struct pl_config *cfg,
 	return PL_OPTION_OK;
 }
 
+static bool service_char(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	       c == '+' || c == '@';
+}
+
+/* A comma-separated list of PAM service names (file names under /etc/pam.d):
+ * each 1 to PL_MAX_SERVICE_NAME bytes, no empty item; "" only when empty_ok. */
+static enum pl_option_result apply_list(char *dest, const char *list,
+					bool empty_ok)
+{
+	size_t len = strlen(list);
+	size_t item = 0;
+
+	if (len >= PL_MAX_SERVICE_LIST || (len == 0 && !empty_ok))
+		return PL_OPTION_BAD_VALUE;
+	for (size_t i = 0; i <= len; i++) {
+		if (list[i] == ',' || list[i] == '\0') {
+			if (len > 0 &&
+			    (item == 0 || item > PL_MAX_SERVICE_NAME))
+				return PL_OPTION_BAD_VALUE;
+			item = 0;
+		} else if (!service_char((unsigned char)list[i])) {
+			return PL_OPTION_BAD_VALUE;
+		} else {
+			item++;
+		}
+	}
+	memcpy(dest, list, len + 1);
+	return PL_OPTION_OK;
+}
+
 enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 {
 	if (arg == NULL)
@@ -75,6 +109,12 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 		return apply_timeout(cfg, arg + strlen("timeout="));
 	if (has_prefix(arg, "layout="))
 		return apply_layout(cfg, arg + strlen("layout="));
+	if (has_prefix(arg, "services="))
+		return apply_list(cfg->services, arg + strlen("services="),
+				  false);
+	if (has_prefix(arg, "login_services="))
+		return apply_list(cfg->login_services,
+				  arg + strlen("login_services="), true);
 	if (strcmp(arg, "debug") == 0) {
 		cfg->debug = true;
 		return PL_OPTION_OK;
@@ -128,9 +168,10 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 	if (cfg->debug)
 		pam_syslog(pamh, LOG_DEBUG,
 			   "socket=%s timeout=%d nogrid=%d quiet=%d "
-			   "allow_remote=%d layout=%s",
+			   "allow_remote=%d layout=%s services=%s "
+			   "login_services=%s",
 			   cfg->socket_path, cfg->timeout, cfg->nogrid,
 			   cfg->quiet, cfg->allow_remote,
-			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad"
-							   : "phone");
+			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad" : "phone",
+			   cfg->services, cfg->login_services);
 }

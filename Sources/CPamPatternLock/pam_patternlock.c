@@ -9,6 +9,7 @@
  * to reach or understand the daemon is PAM_AUTHINFO_UNAVAIL so the stack
  * falls through to the password.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "cfg.h"
 #include "exchange.h"
+#include "logind.h"
 #include "pam_patternlock.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -33,6 +35,9 @@ struct session {
 	pam_handle_t *pamh;
 	struct pl_config cfg;
 	const char *user;
+	/* Who asks, sent with every request (the daemon logs it and keeps it
+	 * with a failure). */
+	struct pl_caller caller;
 	/* PAM_SILENT: no informational message (the grid). Errors still show:
 	 * sudo passes PAM_SILENT on every call, and a user who is not told the
 	 * pattern was wrong or is locked cannot act on it. */
@@ -131,7 +136,8 @@ static int check_status(const struct session *s)
 	long len;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 
-	len = pl_format_status_request(request, sizeof(request), s->user);
+	len = pl_format_status_request_from(request, sizeof(request), s->user,
+					    &s->caller);
 	if (len < 0) {
 		snprintf(why, sizeof(why), "user name too long for a request");
 		pam_syslog(s->pamh, LOG_ERR, "%s", why);
@@ -301,26 +307,63 @@ static int overlong_entry(const struct session *s, const char *entry)
 	return PAM_AUTH_ERR;
 }
 
-/* A login from another machine is not asked (see pl_session_is_remote). */
-static bool skip_remote(const struct session *s)
+/* Said once per process (the module is linked -z nodelete, so it stays
+ * loaded between pam_start and pam_end): a long-running service such as
+ * saslauthd would otherwise repeat it on every login. */
+static atomic_flag said_no_logind = ATOMIC_FLAG_INIT;
+static atomic_flag said_listed = ATOMIC_FLAG_INIT;
+
+/*
+ * Whether a person at this machine is there to ask (pl_presence_decide).
+ * Fills s->caller on the way. When not, nothing is shown and the daemon is
+ * not contacted: the caller returns PAM_AUTHINFO_UNAVAIL and the stack asks
+ * the password as if the module were absent.
+ */
+static bool person_present(struct session *s)
 {
-	const char *rhost = item_string(s->pamh, PAM_RHOST);
-	const char *tty = item_string(s->pamh, PAM_TTY);
+	struct pl_presence p = {
+		.service = item_string(s->pamh, PAM_SERVICE),
+		.tty = item_string(s->pamh, PAM_TTY),
+		.rhost = item_string(s->pamh, PAM_RHOST),
+	};
+	enum pl_presence_verdict verdict;
 	char hostname[256];
 
-	if (s->cfg.allow_remote)
-		return false;
 	if (gethostname(hostname, sizeof(hostname)) != 0)
 		hostname[0] = '\0';
 	hostname[sizeof(hostname) - 1] = '\0';
-	if (!pl_session_is_remote(rhost, tty, hostname))
-		return false;
-	if (s->cfg.debug)
-		pam_syslog(s->pamh, LOG_DEBUG,
-			   "remote login (rhost=%s tty=%s): pattern unlock "
-			   "skipped; allow_remote is not set",
-			   rhost ? rhost : "", tty ? tty : "");
-	return true;
+	p.hostname = hostname;
+	s->caller.uid = (uint32_t)getuid();
+	pl_logind_probe(&p, &s->caller);
+	verdict = pl_presence_decide(&p, &s->cfg);
+
+	if (verdict == PL_PRESENCE_NO_LOGIND &&
+	    !atomic_flag_test_and_set(&said_no_logind))
+		pam_syslog(s->pamh, LOG_NOTICE,
+			   "logind does not run here, so nothing tells a "
+			   "person at this machine from a network service: "
+			   "pattern unlock asks nobody. List the services to "
+			   "ask in the module's options, e.g. "
+			   "services=sudo,su,login (pam_patternlock(8))");
+	if (verdict == PL_PRESENCE_ASK_LISTED &&
+	    !atomic_flag_test_and_set(&said_listed))
+		pam_syslog(s->pamh, LOG_INFO,
+			   "logind does not run here: pattern unlock asks the "
+			   "services listed in services=%s",
+			   s->cfg.services);
+	if (pl_presence_asks(verdict)) {
+		if (s->cfg.debug)
+			pam_syslog(s->pamh, LOG_DEBUG, "asking: %s",
+				   pl_presence_reason(verdict));
+		return true;
+	}
+	pam_syslog(s->pamh, LOG_DEBUG,
+		   "not asked: %s (service=%s tty=%s rhost=%s session=%s "
+		   "uid=%lu)",
+		   pl_presence_reason(verdict), p.service ? p.service : "",
+		   p.tty ? p.tty : "", p.rhost ? p.rhost : "",
+		   s->caller.session, (unsigned long)s->caller.uid);
+	return false;
 }
 
 PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
@@ -336,9 +379,9 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 
 	pl_cfg_load(pamh, argc, argv, &s.cfg);
 
-	/* Before anything is asked or sent to the daemon: a remote client
-	 * (sshd) would answer the pattern prompt with its password. */
-	if (skip_remote(&s)) {
+	/* Before anything is asked or sent to the daemon: a network service
+	 * or a remote login would answer the pattern prompt with a password. */
+	if (!person_present(&s)) {
 		ret = PAM_AUTHINFO_UNAVAIL;
 		goto done;
 	}
@@ -372,10 +415,11 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 
 	/* The daemon knows only the phone layout's digits. */
 	pl_layout_to_phone(s.cfg.layout, entry);
-	len = pl_format_verify_request(
+	len = pl_format_verify_request_from(
 		request, sizeof(request), s.user, entry,
 		item_string(pamh, PAM_SERVICE), item_string(pamh, PAM_TTY),
-		item_string(pamh, PAM_RHOST), item_string(pamh, PAM_RUSER));
+		item_string(pamh, PAM_RHOST), item_string(pamh, PAM_RUSER),
+		&s.caller);
 	explicit_bzero(entry, strlen(entry));
 	if (len < 0) {
 		snprintf(why, sizeof(why), "VERIFY request does not fit");

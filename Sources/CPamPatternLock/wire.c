@@ -5,8 +5,10 @@
  * reason words. No I/O and no PAM handle, so it is unit-tested against
  * Tests/Contract and fuzzed (Fuzz/c); exchange.c does the socket.
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pam_patternlock.h"
@@ -123,7 +125,52 @@ static size_t context_length(const char *value)
 	return n;
 }
 
-long pl_format_status_request(char *out, size_t outsize, const char *user)
+/*
+ * How many bytes of a caller field (session id, seat or tty) to send: at most
+ * PL_MAX_SESSION_FIELD raw bytes and 20 encoded, so the caller's three fields
+ * fit beside the four context values of the longest VERIFY; never cut inside
+ * a UTF-8 sequence.
+ */
+static size_t caller_field_length(const char *value)
+{
+	size_t len = strnlen(value, PL_MAX_SESSION_FIELD + 1);
+	size_t n = len > PL_MAX_SESSION_FIELD ? PL_MAX_SESSION_FIELD : len;
+
+	while (n > 0 && encoded_length(value, n) > 20)
+		n--;
+	while (n > 0 && n < len && ((unsigned char)value[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/* " caller=N[ session=S][ seat=T]" for a caller; nothing for NULL. */
+static bool append_caller(char *out, size_t outsize, size_t *pos,
+			  const struct pl_caller *caller)
+{
+	const char *keys[] = {" session=", " seat="};
+	char uid[16];
+
+	if (caller == NULL)
+		return true;
+	snprintf(uid, sizeof(uid), "%" PRIu32, caller->uid);
+	if (!append(out, outsize, pos, " caller=") ||
+	    !append(out, outsize, pos, uid))
+		return false;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = i == 0 ? caller->session : caller->seat;
+		size_t n = caller_field_length(v);
+
+		if (n == 0)
+			continue;
+		if (!append(out, outsize, pos, keys[i]) ||
+		    !append_encoded(out, outsize, pos, v, n))
+			return false;
+	}
+	return true;
+}
+
+long pl_format_status_request_from(char *out, size_t outsize, const char *user,
+				   const struct pl_caller *caller)
 {
 	size_t pos = 0;
 
@@ -132,15 +179,22 @@ long pl_format_status_request(char *out, size_t outsize, const char *user)
 	out[0] = '\0';
 	if (!append(out, outsize, &pos, "STATUS user=") ||
 	    !append_encoded(out, outsize, &pos, user, strlen(user)) ||
+	    !append_caller(out, outsize, &pos, caller) ||
 	    !append(out, outsize, &pos, "\n"))
 		return -1;
 	return (long)pos;
 }
 
-long pl_format_verify_request(char *out, size_t outsize, const char *user,
-			      const char *pattern, const char *service,
-			      const char *tty, const char *rhost,
-			      const char *ruser)
+long pl_format_status_request(char *out, size_t outsize, const char *user)
+{
+	return pl_format_status_request_from(out, outsize, user, NULL);
+}
+
+long pl_format_verify_request_from(char *out, size_t outsize, const char *user,
+				   const char *pattern, const char *service,
+				   const char *tty, const char *rhost,
+				   const char *ruser,
+				   const struct pl_caller *caller)
 {
 	const char *keys[] = {" service=", " tty=", " rhost=", " ruser="};
 	const char *values[] = {service, tty, rhost, ruser};
@@ -162,13 +216,23 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
 		    !append_encoded(out, outsize, &pos, v, context_length(v)))
 			goto done;
 	}
-	if (!append(out, outsize, &pos, "\n"))
+	if (!append_caller(out, outsize, &pos, caller) ||
+	    !append(out, outsize, &pos, "\n"))
 		goto done;
 	ret = (long)pos;
 done:
 	if (ret < 0)
 		explicit_bzero(out, outsize);
 	return ret;
+}
+
+long pl_format_verify_request(char *out, size_t outsize, const char *user,
+			      const char *pattern, const char *service,
+			      const char *tty, const char *rhost,
+			      const char *ruser)
+{
+	return pl_format_verify_request_from(out, outsize, user, pattern,
+					     service, tty, rhost, ruser, NULL);
 }
 
 /* ---- reply parsing ---------------------------------------------------- */

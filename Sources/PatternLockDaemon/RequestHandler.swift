@@ -44,19 +44,24 @@ package struct RequestHandler: Sendable {
         case .ping:
             return [.pong]
 
-        case .status(let user):
-            logFields = [Log.field("user", user)]
+        case .status(let user, let claimed):
+            // The PAM module asks STATUS before every prompt: a STATUS that shows a
+            // lock is how an attempt on a locked user reaches the log, culprit and all.
+            logFields = [Log.field("user", user)] + (claimed.map { callerFields(Self.caller(claimed: $0, peerUID: peerUID)) } ?? [])
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
             switch service.statusOrError(user: user) {
             case .success(let status): replies = [.status(status)]
             case .failure(let e): replies = [Self.storeError(e)]
             }
 
-        case .verify(let user, let pattern, let context):
-            logFields = [
-                Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
-                Log.field("rhost", context.rhost), Log.field("ruser", context.ruser),
-            ]
+        case .verify(let user, let pattern, let claimedContext):
+            var context = claimedContext
+            context.caller = Self.caller(claimed: claimedContext.caller, peerUID: peerUID)
+            logFields =
+                [
+                    Log.field("user", user), Log.field("service", context.service), Log.field("tty", context.tty),
+                    Log.field("rhost", context.rhost), Log.field("ruser", context.ruser),
+                ] + callerFields(context.caller)
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
             var logged = false
             let fields = logFields
@@ -100,7 +105,7 @@ package struct RequestHandler: Sendable {
             let outcome = service.enroll(
                 user: user, typed: pattern, current: current, iterations: iterations,
                 byAdministrator: isRoot, firstEnrollmentProven: proven,
-                context: AttemptContext(service: "patternlockd-enroll"), uid: peerUID)
+                context: AttemptContext(service: "patternlockd-enroll", caller: Caller(uid: peerUID)), uid: peerUID)
             replies = [outcome == .ok ? .okIterations(iterations ?? service.targetIterations) : Reply(outcome)]
 
         case .remove(let user, let current):
@@ -110,7 +115,7 @@ package struct RequestHandler: Sendable {
                 Reply(
                     service.remove(
                         user: user, current: current, byAdministrator: isRoot,
-                        context: AttemptContext(service: "patternlockd-remove"), uid: peerUID))
+                        context: AttemptContext(service: "patternlockd-remove", caller: Caller(uid: peerUID)), uid: peerUID))
             ]
 
         case .reset(let user):
@@ -173,6 +178,25 @@ package struct RequestHandler: Sendable {
                 return .refuse(.error(.passwordProofUnavailable))
             }
         }
+    }
+
+    /// Who asks. A root peer is a program that runs PAM (sudo, su, login,
+    /// polkit-agent-helper-1, a screen locker's helper): the module inside it names
+    /// the real uid of that program, the invoking user. Any other peer is its own
+    /// caller, whatever it sends. The session and seat are the module's report.
+    package static func caller(claimed: Caller?, peerUID: UInt32) -> Caller {
+        var caller = claimed ?? Caller(uid: peerUID)
+        if peerUID != 0 { caller.uid = peerUID }
+        return caller
+    }
+
+    /// `caller=UID caller_user=NAME session=S seat=T` for the log: the uid is the
+    /// daemon's to trust (see `caller(claimed:peerUID:)`), the name its account.
+    private func callerFields(_ caller: Caller?) -> [String] {
+        guard let caller else { return [] }
+        return [Log.field("caller", String(caller.uid))]
+            + (accounts.peerName(caller.uid).map { [Log.field("caller_user", $0)] } ?? [])
+            + [Log.field("session", caller.session), Log.field("seat", caller.seat)]
     }
 
     /// A store that cannot be reached (a fleet's database) says so apart from one

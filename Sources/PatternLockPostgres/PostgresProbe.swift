@@ -26,6 +26,8 @@ extension PostgresStore {
             config = .init(host: host, port: port, username: url.user, password: password, database: url.database, tls: tls)
         }
         config.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
+        // The pool's own startup parameters: a server (or pooler) that refuses them refuses here, with its reason.
+        config.options.additionalStartupParameters = startupParameters
         let connection = config
         let seconds = url.connectTimeout
         try blocking(timeout) {
@@ -56,6 +58,9 @@ extension PostgresStore {
             case "3D000":
                 return
                     ("The database at \(place) has no database \(url.database): \(message). Fix the database name in --store, or create it.")
+            case _ where message.contains("unsupported startup parameter"):
+                return
+                    ("The database at \(place) refused the connection: \(message). It is a connection pooler (pgbouncer) that cannot pass on the session settings patternlockd asks for. Add to its ini: ignore_startup_parameters = statement_timeout, lock_timeout, synchronous_commit; and give role \(url.user) the same settings on the server (docs/FLEET.md).")
             default:
                 return ("The database at \(place) refused the connection: \(message) (SQLSTATE \(state)).")
             }

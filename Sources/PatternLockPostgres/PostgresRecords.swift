@@ -30,14 +30,19 @@ extension PostgresStore {
             return try call { client -> Loaded in
                 let rows = try await client.query(
                     """
-                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host
+                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host,
+                        f.caller, f.session, f.seat
                     FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
                     WHERE u.user_name = \(user) ORDER BY f.id
                     """)
                 var record: UserRecord?
                 var bad: String?
-                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host)
-                    in rows.decode((Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?).self)
+                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host, caller, session, seat)
+                    in rows.decode(
+                        (
+                            Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?, Int64?,
+                            String?, String?
+                        ).self)
                 {
                     if record == nil {
                         guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
@@ -54,7 +59,8 @@ extension PostgresStore {
                         record?.recent.append(
                             FailureEntry(
                                 when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
-                                rhost: rhost, ruser: ruser, host: host))
+                                rhost: rhost, ruser: ruser, host: host, caller: caller.flatMap { UInt32(exactly: $0) },
+                                session: session ?? "", seat: seat ?? ""))
                     }
                 }
                 if let bad { return .corrupt(bad) }
@@ -83,8 +89,9 @@ extension PostgresStore {
                 for f in record.recent {
                     try await c.query(
                         """
-                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
-                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host, caller, session, seat)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host),
+                            \(f.caller.map { Int64($0) }), \(f.session), \(f.seat))
                         """, logger: PostgresStore.logger)
                 }
             }
@@ -111,8 +118,9 @@ extension PostgresStore {
                 for f in record.recent {
                     try await c.query(
                         """
-                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
-                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host))
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host, caller, session, seat)
+                        VALUES (\(record.user), \(f.when), \(Int64(f.uid)), \(f.service), \(f.tty), \(f.rhost), \(f.ruser), \(f.host),
+                            \(f.caller.map { Int64($0) }), \(f.session), \(f.seat))
                         """, logger: PostgresStore.logger)
                 }
                 return true
@@ -141,7 +149,7 @@ extension PostgresStore {
 
     public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount {
         guard UserName.isValid(user), let accountUID else { return .missing }
-        let uid = Int64(accountUID), peer = Int64(entry.uid), host = hostName
+        let uid = Int64(accountUID), peer = Int64(entry.uid), host = hostName, caller = entry.caller.map { Int64($0) }
         let keep = UserRecord.recentLimit - 1, limit = maxFailures, cap = maximumIterations
         do {
             return try call { client -> AttemptCount in
@@ -168,8 +176,9 @@ extension PostgresStore {
                                    OR (u.locked_since <> 0 AND s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
                             RETURNING u.credential, u.failures, u.locked_since, s.t),
                         ins AS (
-                            INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host)
-                            SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host) FROM up),
+                            INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host, caller, session, seat)
+                            SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host),
+                                \(caller), \(entry.session), \(entry.seat) FROM up),
                         pruned AS (
                             DELETE FROM patternlock_failures f
                             WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (

@@ -7,7 +7,7 @@ import PostgresNIO
 /// (or `patternlockd db init` does, for sites that keep DDL rights apart), and
 /// refuses a database newer than it knows.
 enum PostgresSchema {
-    static let version = 1
+    static let version = 2
 
     /// A fixed key for `pg_advisory_xact_lock`: hosts starting together migrate one at a time.
     static let migrationLock: Int64 = 0x7061_7474_6c6b  // "pattlk"
@@ -44,7 +44,15 @@ enum PostgresSchema {
                 host text NOT NULL)
             """,
             "CREATE INDEX patternlock_failures_user ON patternlock_failures (user_name, id)",
-        ]
+        ],
+        // Issue 19: who made each failure (the caller's uid, its logind session and
+        // seat or tty), so `status` names the culprit after a restart too. NULL for
+        // failures counted before.
+        2: [
+            "ALTER TABLE patternlock_failures ADD COLUMN caller bigint",
+            "ALTER TABLE patternlock_failures ADD COLUMN session text NOT NULL DEFAULT ''",
+            "ALTER TABLE patternlock_failures ADD COLUMN seat text NOT NULL DEFAULT ''",
+        ],
     ]
 }
 #endif

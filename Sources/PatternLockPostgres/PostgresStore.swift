@@ -72,6 +72,7 @@ public final class PostgresStore: Store {
         runner = Task.detached { await client.run() }
         do {
             try PostgresStore.probe(url, password: password, timeout: startupTimeout)
+            try PostgresStore.checkSessionSettings(client, url: url, timeout: startupTimeout)
             try PostgresStore.prepareSchema(client, url: url, migrate: migrate, timeout: startupTimeout)
             let settings = try PostgresStore.checkKey(client, url: url, pepper: pepper, proposal: proposal, timeout: startupTimeout)
             lastUnlockAfter = Mutex(settings.unlockAfter)
@@ -156,12 +157,8 @@ public final class PostgresStore: Store {
             config = .init(host: host, port: port, username: url.user, password: password, database: url.database, tls: tls)
         }
         config.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        // The server itself gives up on a statement or a row lock that takes too long,
-        // and commits every count to disk before it answers.
-        config.options.additionalStartupParameters = [
-            ("application_name", "patternlockd"), ("statement_timeout", "1500"), ("lock_timeout", "1500"),
-            ("synchronous_commit", "on"),
-        ]
+        // PostgresSessionSettings.swift: what the server must do for every statement.
+        config.options.additionalStartupParameters = startupParameters
         config.options.maximumConnections = 16
         config.options.keepAliveBehavior = .init(frequency: .seconds(15))
         return config

@@ -45,6 +45,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let badIterations = ErrorCode(rawValue: "bad_iterations")
     public static let badOverride = ErrorCode(rawValue: "bad_override")
     public static let badAll = ErrorCode(rawValue: "bad_all")
+    /// `caller=` is not a uid, or `session=`/`seat=` came without it.
+    public static let badCaller = ErrorCode(rawValue: "bad_caller")
     /// A required key is missing: `missing_user`, `missing_pattern`.
     public static func missing(_ key: String) -> ErrorCode { ErrorCode(rawValue: "missing_\(key)") }
 

@@ -4,7 +4,8 @@ import PatternLock
 /// A request a client may send, checked against docs/PROTOCOL.md.
 public enum Request: Equatable, Sendable {
     case ping
-    case status(user: String)
+    /// `caller`: who asks, as the PAM module reports it (logged; a root peer's uid is trusted).
+    case status(user: String, caller: Caller? = nil)
     case verify(user: String, pattern: SecretBytes, context: AttemptContext)
     /// `override`: root enrolls a pattern the enroll policy refuses (logged).
     case enroll(user: String, pattern: SecretBytes, current: SecretBytes?, iterations: Int?, override: Bool = false)
@@ -48,20 +49,31 @@ public enum Request: Equatable, Sendable {
             guard UserName.isValid(u) else { throw .malformed(.badUser) }
             return u
         }
+        // caller=UID [session=S] [seat=T]: optional, the session and seat only with a caller.
+        func caller() throws(Line.ParseError) -> Caller? {
+            guard let c = line["caller"] else {
+                guard line["session"] == nil, line["seat"] == nil else { throw .malformed(.badCaller) }
+                return nil
+            }
+            guard let uid = UInt32(c), String(uid) == c else { throw .malformed(.badCaller) }
+            return Caller(uid: uid, session: line["session"] ?? "", seat: line["seat"] ?? "")
+        }
+        let callerKeys: Set<String> = ["caller", "session", "seat"]
         switch line.verb {
         case "PING":
             try only([], required: [])
             self = .ping
         case "STATUS":
-            try only(["user"], required: ["user"])
-            self = .status(user: try user())
+            try only(Set(["user"]).union(callerKeys), required: ["user"])
+            self = .status(user: try user(), caller: try caller())
         case "VERIFY":
-            try only(["user", "pattern", "service", "tty", "rhost", "ruser"], required: ["user", "pattern"])
+            try only(
+                Set(["user", "pattern", "service", "tty", "rhost", "ruser"]).union(callerKeys), required: ["user", "pattern"])
             self = .verify(
                 user: try user(), pattern: try secret("pattern"),
                 context: AttemptContext(
                     service: line["service"] ?? "", tty: line["tty"] ?? "",
-                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? ""))
+                    rhost: line["rhost"] ?? "", ruser: line["ruser"] ?? "", caller: try caller()))
         case "ENROLL":
             try only(["user", "pattern", "current", "iterations", "override"], required: ["user", "pattern"])
             var iterations: Int?
@@ -99,14 +111,14 @@ public enum Request: Equatable, Sendable {
     public var line: Line {
         switch self {
         case .ping: return Line("PING")
-        case .status(let u): return Line("STATUS", [("user", u)])
+        case .status(let u, let caller): return Line("STATUS", [("user", u)] + Request.fields(caller))
         case .verify(let u, let p, let c):
             return Line(
                 "VERIFY",
                 [
                     ("user", u), ("service", c.service), ("tty", c.tty), ("rhost", c.rhost),
                     ("ruser", c.ruser),
-                ], secrets: [("pattern", p)])
+                ] + Request.fields(c.caller), secrets: [("pattern", p)])
         case .enroll(let u, let p, let current, let iterations, let override):
             var f = [("user", u)]
             if let i = iterations { f.append(("iterations", String(i))) }
@@ -119,6 +131,13 @@ public enum Request: Equatable, Sendable {
         case .list: return Line("LIST")
         case .check(let p): return Line("CHECK", [], secrets: [("pattern", p)])
         }
+    }
+
+    /// `caller=`, then `session=` and `seat=` when not empty; nothing without a caller.
+    static func fields(_ caller: Caller?) -> [(String, String)] {
+        guard let caller else { return [] }
+        return [("caller", String(caller.uid))] + (caller.session.isEmpty ? [] : [("session", caller.session)])
+            + (caller.seat.isEmpty ? [] : [("seat", caller.seat)])
     }
 }
 

@@ -22,8 +22,8 @@ enum Fleet {
 
     static let notBuilt = """
         This patternlockd was built without PostgreSQL support, so it cannot use --store postgresql://... \
-        Build the fleet-capable daemon with: make fleet (that is, swift build -c release --traits PostgreSQL), \
-        or leave out --store to keep the records in --state-dir.
+        Run patternlockd-fleet instead: install the package patternlockd-postgresql, or build it with \
+        make fleet and install it with make install FLEET=1. Or leave out --store to keep the records in --state-dir.
         """
 
     /// Options shared by `serve` and the `db` commands.
@@ -226,7 +226,8 @@ extension PatternLockd {
                             "There is no state directory \(stateDir) to import from. Give the one patternlockd serve used with --state-dir DIR (under systemd: /var/lib/private/patternlock)."
                         )
                     }
-                    let files = try FileStore(directory: directory)
+                    // Under systemd the directory is the daemon's DynamicUser's, not root's.
+                    let files = try FileStore(directory: directory, ownedByAnyone: true)
                     var records: [UserRecord] = []
                     var untagged = 0
                     for user in files.users() {

@@ -13,9 +13,11 @@ extension PatternLockd {
             abstract: "Show who is enrolled, failure counts, lockouts and where the failures came from.",
             discussion: """
                 Like faillock: one block per user with its recent failures (when, in this \
-                machine's local time with its zone; PAM service; tty; remote host; the user \
-                who asked, PAM_RUSER, as "From"; and the uid of the program that asked, 0 for \
-                sudo and su). Root sees every user; others only themselves.
+                machine's local time with its zone; who made the attempt, as "By": the user \
+                who ran the program that asked, with its logind session and seat or tty; PAM \
+                service; tty; remote host; the user the program reported, PAM_RUSER, as \
+                "From"; and the uid of the program that asked, 0 for sudo, su and polkit). \
+                Root sees every user; others only themselves.
 
                 Exit status, for monitoring: 0 when no user shown is locked, 2 when one is, \
                 3 for `status USER` when USER has no pattern; 5 permission denied, \
@@ -101,10 +103,12 @@ extension PatternLockd {
                 // not push the next column out of line. In a fleet each failure also
                 // says which host counted it.
                 let fleet = s.recent.contains { !$0.host.isEmpty }
-                let header = ["When"] + (fleet ? ["Host"] : []) + ["Service", "TTY", "Remote host", "From", "UID"]
+                let header = ["When"] + (fleet ? ["Host"] : []) + ["By", "Service", "TTY", "Remote host", "From", "UID"]
                 let rows = s.recent.map { f in
-                    ([timestamp(f.when)] + (fleet ? [f.host] : []) + [f.service, f.tty, f.rhost, f.ruser, String(f.uid)])
-                        .map { $0.isEmpty ? "-" : escaped($0) }
+                    ([timestamp(f.when)] + (fleet ? [f.host] : []) + [
+                        by(f), f.service, f.tty, f.rhost, f.ruser, String(f.uid),
+                    ])
+                    .map { $0.isEmpty ? "-" : escaped($0) }
                 }
                 let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max() ?? 0 }
                 for row in [header] + rows {
@@ -115,6 +119,17 @@ extension PatternLockd {
                 }
             }
             return lines.joined(separator: "\n")
+        }
+
+        /// Who made a failed attempt: the caller's user name (its uid when it has
+        /// none here, as for another host's user in a fleet), with the logind session
+        /// and its seat or tty: "mallory (session 4, seat0)". Empty for failures
+        /// recorded before the caller was kept.
+        static func by(_ f: FailureEntry) -> String {
+            guard let caller = f.caller else { return "" }
+            let name = Accounts.name(of: caller) ?? "uid \(caller)"
+            guard !f.session.isEmpty else { return f.seat.isEmpty ? name : "\(name) (\(f.seat))" }
+            return "\(name) (session \(f.session)\(f.seat.isEmpty ? "" : ", \(f.seat)"))"
         }
 
         /// Client-supplied text (PAM service, tty, remote host) made safe for root's

@@ -12,6 +12,37 @@ struct ConfigTests {
         #expect(config.timeout == 3)
         #expect(!config.debug && !config.nogrid && !config.quiet && !config.allow_remote)
         #expect(config.layout == PL_LAYOUT_PHONE)
+        #expect(cString(config.services) == "")
+        #expect(cString(config.login_services) == "login,gdm-password,lightdm,sddm,xdm,lxdm,greetd")
+    }
+
+    @Test("services= and login_services= take comma-separated PAM service names")
+    func serviceLists() {
+        let (config, ignored) = parsedConfig(["services=sudo,su,login,gdm-password,kde.screensaver,foo_bar+x@y"])
+        #expect(ignored == 0)
+        #expect(cString(config.services) == "sudo,su,login,gdm-password,kde.screensaver,foo_bar+x@y")
+        #expect(cString(parsedConfig(["login_services=login"]).config.login_services) == "login")
+        // An empty login_services= asks no login service in no session.
+        let none = parsedConfig(["login_services="])
+        #expect(none.ignored == 0 && cString(none.config.login_services) == "")
+        let longest = String(repeating: "a", count: 64)
+        #expect(cString(parsedConfig(["services=\(longest),b"]).config.services) == "\(longest),b")
+    }
+
+    @Test(
+        "an unusable service list keeps the default",
+        arguments: [
+            "services=", "services=,sudo", "services=sudo,", "services=sudo,,su", "services=sudo su",
+            "services=sudo/su", "services=s\u{e9}", "services=" + String(repeating: "a", count: 65),
+            "services=" + Array(repeating: "abcdefgh", count: 29).joined(separator: ","), "login_services=,",
+            "login_services=login,", "login_services=a b",
+        ])
+    func badServiceList(word: String) {
+        var config = pl_config()
+        pl_config_init(&config)
+        #expect(pl_config_apply(&config, word) == PL_OPTION_BAD_VALUE)
+        #expect(cString(config.services) == "")
+        #expect(cString(config.login_services) == "login,gdm-password,lightdm,sddm,xdm,lxdm,greetd")
     }
 
     @Test("every option is applied")

@@ -32,3 +32,18 @@ func parsedConfig(_ words: [String]) -> (config: pl_config, ignored: Int32) {
     }
     return (config, ignored)
 }
+
+/// A fixed-size C string field of a parsed configuration (services, login_services) as a String.
+func cString<T>(_ field: T) -> String {
+    withUnsafeBytes(of: field) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+}
+
+/// Copies value into one of pl_caller's fixed char arrays, NUL-terminated, cut to fit.
+func setField<T>(_ field: inout T, _ value: String) {
+    withUnsafeMutableBytes(of: &field) { raw in
+        let bytes = Array(value.utf8.prefix(raw.count - 1))
+        raw.copyBytes(from: bytes + [0])
+    }
+}

@@ -50,18 +50,41 @@ struct RequestTests {
         let user = String(repeating: "@", count: 64)
         let entry = String(repeating: "/", count: 64)
         let context = String(repeating: "\u{e9}", count: 200)
+        var caller = pl_caller()
+        caller.uid = UInt32.max
+        setField(&caller.session, String(repeating: "\u{e9}", count: 8))
+        setField(&caller.seat, String(repeating: "/", count: 16))
         let line = try #require(
             formatted(size: 1024) {
-                pl_format_verify_request($0, $1, user, entry, context, context, context, context)
+                pl_format_verify_request_from($0, $1, user, entry, context, context, context, context, &caller)
             })
         #expect(line.utf8.count <= 1024)
         #expect(line.hasSuffix("\n"))
+        let fields = line.dropLast().split(separator: " ")
         // Cut on a character boundary: each value is whole "%C3%A9" pairs.
-        for field in line.dropLast().split(separator: " ").dropFirst(3) {
+        for field in fields.dropFirst(3).prefix(4) {
             let value = field.split(separator: "=", omittingEmptySubsequences: false)[1]
             #expect(value.count % 6 == 0)
             #expect(value.count > 0)
         }
+        #expect(fields.suffix(3).map(String.init) == ["caller=4294967295", "session=%C3%A9%C3%A9%C3%A9", "seat=%2F%2F%2F%2F%2F%2F"])
+    }
+
+    @Test("the caller goes with STATUS and VERIFY: its uid, and its session and seat when it has them")
+    func callerFields() {
+        var caller = pl_caller()
+        caller.uid = 1001
+        #expect(formatted { pl_format_status_request_from($0, $1, "alice", &caller) } == "STATUS user=alice caller=1001\n")
+        setField(&caller.session, "4")
+        setField(&caller.seat, "seat0")
+        #expect(
+            formatted { pl_format_status_request_from($0, $1, "alice", &caller) }
+                == "STATUS user=alice caller=1001 session=4 seat=seat0\n")
+        setField(&caller.seat, "pts/3")
+        #expect(
+            formatted(size: 1024) { pl_format_verify_request_from($0, $1, "alice", "1235", "sudo", nil, nil, "bob", &caller) }
+                == "VERIFY user=alice pattern=1235 service=sudo tty= rhost= ruser=bob caller=1001 session=4 seat=pts%2F3\n")
+        #expect(formatted { pl_format_status_request_from($0, $1, "alice", nil) } == "STATUS user=alice\n")
     }
 
     @Test("a request that does not fit is refused and wiped")

@@ -294,6 +294,29 @@ struct RequestHandlerTests {
         let one = f.send(.reset(user: alice), from: .root)
         #expect(one.first?.hasPrefix("ERROR message=store_") == true, "\(one)")
     }
+
+    @Test("A root peer names its caller; any other peer is its own caller, whatever it sends")
+    func callerTrust() throws {
+        let f = try Fixture()
+        let mallory = Caller(uid: 1001, session: "4", seat: "seat0")
+        // polkit-agent-helper-1 is setuid root: its module names bob, who ran it.
+        _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(service: "polkit-1", caller: mallory)), from: .root)
+        // alice herself (patternlockd verify) cannot pass the blame on.
+        _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(caller: Caller(uid: 1001, session: "9"))), from: .self)
+        // No caller from root (an older module, root's own CLI): root.
+        _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(service: "sudo")), from: .root)
+        let recent = f.status().recent
+        #expect(recent.map(\.caller) == [1001, 1000, 0])
+        #expect(recent.map(\.uid) == [0, 1000, 0])
+        #expect(recent.map(\.session) == ["4", "9", ""])
+        #expect(recent[0].seat == "seat0")
+        // Kept across a restart: the record file holds it.
+        let record = try String(contentsOfFile: f.base + "/state/alice", encoding: .utf8)
+        #expect(record.contains("failure=") && record.contains(",1001,4,seat0\n"), "\(record)")
+        #expect(RequestHandler.caller(claimed: mallory, peerUID: 0) == mallory)
+        #expect(RequestHandler.caller(claimed: mallory, peerUID: 1000) == Caller(uid: 1000, session: "4", seat: "seat0"))
+        #expect(RequestHandler.caller(claimed: nil, peerUID: 1002) == Caller(uid: 1002))
+    }
 }
 
 @Suite("A first pattern needs a proof of the password")

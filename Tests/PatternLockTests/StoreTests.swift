@@ -94,4 +94,28 @@ struct StoreTests {
             try UserRecord(serialized: old.replacingOccurrences(of: "pts%2F1,", with: "pts%2F1,,x,"))
         }
     }
+
+    @Test("A failure keeps its caller (uid, session, seat) through the record file; older lines still load")
+    func callerInFailureLines() throws {
+        let c = try Credential.make(pattern: try Pattern(typed: "1234"), pepper: testPepper, iterations: 600_000)
+        let entries = [
+            FailureEntry(when: 1_700_000_000, uid: 0, service: "polkit-1", ruser: "alice", caller: 1001, session: "4", seat: "seat0"),
+            FailureEntry(when: 1_700_000_001, uid: 0, service: "sudo", tty: "/dev/pts/1", caller: 0, seat: "pts/1"),
+            FailureEntry(when: 1_700_000_002, uid: 1000, host: "hostb", caller: 1000, session: "c2,;"),
+            FailureEntry(when: 1_700_000_003, uid: 0, service: "su", host: "hostb"),
+        ]
+        let record = UserRecord(user: "alice", uid: 1000, credential: c, failures: 4, recent: entries)
+        #expect(record.serialized.contains("failure=1700000000,0,polkit-1,,,alice,,1001,4,seat0\n"))
+        #expect(record.serialized.contains("failure=1700000002,1000,,,,,hostb,1000,c2%2C%3B,\n"))
+        #expect(record.serialized.contains("failure=1700000003,0,su,,,,hostb\n"))
+        #expect(try UserRecord(serialized: record.serialized) == record)
+        for bad in [
+            "1,0,s,t,r,u,,x,4,seat0", "1,0,s,t,r,u,,-1,4,seat0", "1,0,s,t,r,u,,4294967296,,", "1,0,s,t,r,u,,01,,",
+            "1,0,s,t,r,u,,1,%zz,", "1,0,s,t,r,u,,1,,,", "1,0,s,t,r,u,,",
+        ] {
+            #expect(FailureEntry(encoded: bad) == nil, "\(bad)")
+        }
+        // Ten fields with an empty host: this host's, with a caller.
+        #expect(FailureEntry(encoded: "1,0,s,t,r,u,,1,,")?.caller == 1)
+    }
 }

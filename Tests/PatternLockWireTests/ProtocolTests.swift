@@ -17,6 +17,22 @@ struct ProtocolTests {
         #expect(try Request(Line(parsing: Array("PING".utf8))) == .ping)
     }
 
+    @Test("The module's caller fields are optional on STATUS and VERIFY")
+    func callerFields() throws {
+        func request(_ text: String) throws -> Request { try Request(Line(parsing: Array(text.utf8))) }
+        #expect(try request("STATUS user=alice") == .status(user: "alice", caller: nil))
+        #expect(try request("STATUS user=alice caller=1001") == .status(user: "alice", caller: Caller(uid: 1001)))
+        #expect(
+            try request("STATUS user=alice caller=1001 session=4 seat=seat0")
+                == .status(user: "alice", caller: Caller(uid: 1001, session: "4", seat: "seat0")))
+        #expect(
+            try request("VERIFY user=alice pattern=1397 service=polkit-1 tty= rhost= ruser=alice caller=1001 session=c2 seat=pts%2F3")
+                == .verify(
+                    user: "alice", pattern: "1397",
+                    context: AttemptContext(
+                        service: "polkit-1", ruser: "alice", caller: Caller(uid: 1001, session: "c2", seat: "pts/3"))))
+    }
+
     @Test("A pattern is parsed into secret bytes, never a string field")
     func patternsAreSecret() throws {
         let line = try Line(parsing: Array("ENROLL user=alice pattern=%31%33%39%37 current=7415".utf8))
@@ -35,6 +51,10 @@ struct ProtocolTests {
             ("STATUS user=%zz", "bad_encoding"), ("STATUS user=..%2Fetc", "bad_user"), ("FLY user=a", "unknown_verb"),
             ("STATUS  user=a", "bad_field"), ("STATUS user=a\r", "carriage_return"), ("", "bad_verb"),
             ("ENROLL user=a pattern=1234 iterations=1e6", "bad_iterations"), ("RESET all=yes", "bad_all"),
+            ("STATUS user=a caller=-1", "bad_caller"), ("STATUS user=a caller=4294967296", "bad_caller"),
+            ("STATUS user=a caller=01001", "bad_caller"), ("STATUS user=a caller=", "bad_caller"),
+            ("VERIFY user=a pattern=1234 session=4", "bad_caller"), ("STATUS user=a seat=seat0", "bad_caller"),
+            ("ENROLL user=a pattern=1234 caller=1000", "unknown_key"), ("STATUS user=a caller=1 colour=red", "unknown_key"),
         ])
     func malformed(text: String, message: String) {
         do {
@@ -56,8 +76,12 @@ struct ProtocolTests {
     @Test("Requests and replies round-trip")
     func roundTrip() throws {
         let requests: [Request] = [
-            .ping, .status(user: "a"),
+            .ping, .status(user: "a"), .status(user: "a", caller: Caller(uid: 0)),
+            .status(user: "a", caller: Caller(uid: 1001, session: "4", seat: "seat0")),
             .verify(user: "a", pattern: "12 34=%", context: AttemptContext(service: "s s", tty: "t/1", rhost: "h", ruser: "")),
+            .verify(
+                user: "a", pattern: "1234",
+                context: AttemptContext(service: "sudo", caller: Caller(uid: 1001, session: "c1", seat: "pts/0"))),
             .enroll(user: "a", pattern: "1234", current: "9876", iterations: 700_000),
             .enroll(user: "a", pattern: "1234", current: nil, iterations: nil),
             .remove(user: "a", current: "1234"), .reset(user: "a"), .resetAll, .list,
@@ -69,6 +93,8 @@ struct ProtocolTests {
             recent: [
                 FailureEntry(when: 5, uid: 1000, service: "su,do;x", tty: "pts/0", rhost: ""),
                 FailureEntry(when: 6, uid: 0),
+                FailureEntry(when: 7, uid: 0, service: "polkit-1", ruser: "alice", caller: 1001, session: "4", seat: "seat0"),
+                FailureEntry(when: 8, uid: 0, service: "sudo", host: "hostb", caller: 0, session: "", seat: "pts/1,;"),
             ])
         let replies: [Reply] = [
             .ok, .okIterations(600_000), .okCount(3), .fail(remaining: 0), .locked(retryAfter: 30),

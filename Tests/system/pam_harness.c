@@ -4,8 +4,8 @@
  * PAM configuration directory (pam_start_confdir, Linux-PAM >= 1.4), so no
  * file under /etc/pam.d is touched.
  *
- *   pam_harness [--silent] [--repeat] [--tty=T] [--rhost=R] [--ruser=U]
- *               CONFDIR SERVICE USER [ANSWER...]
+ *   pam_harness [--silent] [--repeat] [--times=N] [--tty=T] [--rhost=R]
+ *               [--ruser=U] CONFDIR SERVICE USER [ANSWER...]
  *
  * Each echo-off or echo-on prompt takes the next ANSWER; with --repeat every
  * prompt takes the first ANSWER, as sshd answers each echo-off prompt with the
@@ -13,7 +13,10 @@
  * a NULL response, "@fail" makes the conversation fail; with no answers left
  * the conversation fails too. Every message and prompt is printed on its own
  * line as "<STYLE> <text>" with \\, \n and other control bytes escaped, and
- * the last line is "RESULT <code> <pam_strerror>".
+ * the last line is "RESULT <code> <pam_strerror>". --times=N runs the whole
+ * pam_start, pam_authenticate, pam_end N times in this one process, each with
+ * the same answers, as a long-running service (saslauthd) does: one RESULT
+ * line each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +107,7 @@ int main(int argc, char **argv)
 	struct pam_conv conv = {conversation, &answers};
 	pam_handle_t *pamh = NULL;
 	int flags = 0;
+	int times = 1;
 	int i = 1;
 	int rc;
 
@@ -112,6 +116,8 @@ int main(int argc, char **argv)
 			flags |= PAM_SILENT;
 		else if (strcmp(argv[i], "--repeat") == 0)
 			answers.repeat = 1;
+		else if (strncmp(argv[i], "--times=", 8) == 0)
+			times = atoi(argv[i] + 8);
 		else if (strncmp(argv[i], "--tty=", 6) == 0)
 			tty = argv[i] + 6;
 		else if (strncmp(argv[i], "--rhost=", 8) == 0)
@@ -123,27 +129,31 @@ int main(int argc, char **argv)
 	}
 	if (argc - i < 3) {
 		fprintf(stderr,
-			"usage: %s [--silent] [--repeat] [--tty=T] [--rhost=R] "
-			"[--ruser=U] CONFDIR SERVICE USER [ANSWER...]\n",
+			"usage: %s [--silent] [--repeat] [--times=N] [--tty=T] "
+			"[--rhost=R] [--ruser=U] CONFDIR SERVICE USER "
+			"[ANSWER...]\n",
 			argv[0]);
 		return 2;
 	}
-	answers.next = argv + i + 3;
-	answers.left = argc - i - 3;
-
-	rc = pam_start_confdir(argv[i + 1], argv[i + 2], &conv, argv[i], &pamh);
-	if (rc != PAM_SUCCESS) {
-		printf("START_FAILED %d\n", rc);
-		return 1;
+	for (int round = 0; round < times; round++) {
+		answers.next = argv + i + 3;
+		answers.left = argc - i - 3;
+		rc = pam_start_confdir(argv[i + 1], argv[i + 2], &conv, argv[i],
+				       &pamh);
+		if (rc != PAM_SUCCESS) {
+			printf("START_FAILED %d\n", rc);
+			return 1;
+		}
+		if (tty)
+			pam_set_item(pamh, PAM_TTY, tty);
+		if (rhost)
+			pam_set_item(pamh, PAM_RHOST, rhost);
+		if (ruser)
+			pam_set_item(pamh, PAM_RUSER, ruser);
+		rc = pam_authenticate(pamh, flags);
+		printf("RESULT %d %s\n", rc, pam_strerror(pamh, rc));
+		fflush(stdout);
+		pam_end(pamh, rc);
 	}
-	if (tty)
-		pam_set_item(pamh, PAM_TTY, tty);
-	if (rhost)
-		pam_set_item(pamh, PAM_RHOST, rhost);
-	if (ruser)
-		pam_set_item(pamh, PAM_RUSER, ruser);
-	rc = pam_authenticate(pamh, flags);
-	printf("RESULT %d %s\n", rc, pam_strerror(pamh, rc));
-	pam_end(pamh, rc);
 	return 0;
 }

@@ -88,10 +88,12 @@ class PamResult:
         self.elapsed = elapsed
         self.events = []
         self.code = None
+        self.codes = []  # one a round with --times
         for line in stdout.splitlines():
             style, _, text = line.partition(" ")
             if style == "RESULT":
                 self.code = int(text.split(" ", 1)[0])
+                self.codes.append(self.code)
             else:
                 self.events.append((style, _unescape(text)))
 
@@ -114,6 +116,73 @@ class PamResult:
         return f"PamResult(code={self.code}, elapsed={self.elapsed:.2f}, events={self.events})"
 
 
+# Whether the module asks depends on logind (issue 19): it asks a process in a
+# local logind session, and where logind does not run, only the services its
+# services= option lists. Some hosts that run these tests run logind (a CI
+# machine booted with systemd), some do not (this project's build machine has a
+# stale, empty /run/systemd/seats and no systemd). So every PAM application the
+# host tests start runs where logind cannot be seen: in a private mount namespace
+# with an empty tmpfs over /run/systemd. The module then takes its documented
+# fallback on every host alike, and a test lists the service it means to be
+# asked. The logind path itself is tested with real sessions in a booted
+# container (test_presence.py).
+_NO_LOGIND = r"""
+set -e
+if [ -d /run/systemd ]; then mount -t tmpfs -o size=64k,mode=0755 tmpfs /run/systemd; fi
+if [ -n "$PL_SYSLOG" ]; then
+    # /dev/log, where syslog(3) writes, made the test's own socket: a tmpfs of
+    # links to the real /dev entries, plus log, moved over /dev.
+    dev=$(mktemp -d /tmp/pl-dev.XXXXXX)
+    mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dev"
+    mkdir "$dev/.real"
+    mount --rbind /dev "$dev/.real"
+    for entry in /dev/* /dev/.[!.]*; do
+        [ -e "$entry" ] || [ -L "$entry" ] || continue
+        name=${entry#/dev/}
+        [ "$name" = log ] || ln -s "/dev/.real/$name" "$dev/$name"
+    done
+    ln -s "$PL_SYSLOG" "$dev/log"
+    mount --move "$dev" /dev
+    rmdir "$dev"
+fi
+exec "$@"
+"""
+
+
+def without_logind(cmd, syslog=None):
+    """cmd run where logind cannot be seen (see above); with `syslog` (a
+    SyslogCatcher), what it logs through syslog(3) goes to that catcher."""
+    env = ["env", f"PL_SYSLOG={syslog.path}"] if syslog is not None else []
+    return env + ["unshare", "--mount", "--propagation", "private", "sh", "-c", _NO_LOGIND, "sh"] + list(cmd)
+
+
+class SyslogCatcher:
+    """A datagram socket standing in for /dev/log: every message the module logs
+    with pam_syslog, as syslog(3) sends it ("<PRI>TIMESTAMP TAG: text")."""
+
+    def __init__(self):
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="plsyslog-", dir="/tmp"))
+        os.chmod(self.dir, 0o755)
+        self.path = str(self.dir / "log")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o666)
+        self.sock.settimeout(0.2)
+
+    def messages(self):
+        """Every message received so far (the module has returned: all are queued)."""
+        out = []
+        while True:
+            try:
+                out.append(self.sock.recv(65536).decode(errors="replace"))
+            except (socket.timeout, BlockingIOError):
+                return out
+
+    def close(self):
+        self.sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class Pam:
     """Runs pam_authenticate through the harness with a private confdir holding
     one service whose auth stack is the module alone."""
@@ -127,27 +196,35 @@ class Pam:
         self.confdir.mkdir(exist_ok=True)
 
     def authenticate(self, user, *answers, args=(), silent=False, tty=None, rhost=None,
-                     ruser=None, timeout=60, stack=None, repeat=False):
+                     ruser=None, timeout=60, stack=None, repeat=False, listed=True, syslog=None,
+                     times=1):
         """pam_authenticate for `user`. `stack`: the auth lines of the service instead
         of the module alone, with {module} standing for the built module's path.
-        `repeat`: every prompt gets the first answer, as sshd answers them."""
+        `repeat`: every prompt gets the first answer, as sshd answers them.
+        `listed`: the module's options list this service (services=pltest), as an
+        administrator lists sudo and login on a host without logind; without it the
+        module has no evidence of a person and asks nobody. `syslog`: a
+        SyslogCatcher for what the module logs. `times`: rounds in one process."""
+        here = f" services={self.service}" if listed else ""
         if stack is None:
-            auth = f"auth required {self.module} {' '.join(args)}\n"
+            auth = f"auth required {self.module}{here} {' '.join(args)}\n"
         else:
-            auth = "".join(line.replace("{module}", str(self.module)) + "\n" for line in stack)
+            auth = "".join(line.replace("{module}", f"{self.module}{here}") + "\n" for line in stack)
         (self.confdir / self.service).write_text(auth + "account required pam_permit.so\n")
         cmd = [str(self.harness)]
         if silent:
             cmd.append("--silent")
         if repeat:
             cmd.append("--repeat")
+        if times != 1:
+            cmd.append(f"--times={times}")
         for name, value in (("tty", tty), ("rhost", rhost), ("ruser", ruser)):
             if value is not None:
                 cmd.append(f"--{name}={value}")
         cmd += [str(self.confdir), self.service, user] + list(answers)
         start = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(without_logind(cmd, syslog), capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
         result = PamResult(proc.stdout, time.monotonic() - start)
         assert result.code is not None, f"harness failed: {proc.stdout}{proc.stderr}"
         return result
@@ -311,6 +388,13 @@ def harness(tmp_path_factory):
 @pytest.fixture
 def pam(harness, pam_module, tmp_path):
     return Pam(harness, pam_module, tmp_path)
+
+
+@pytest.fixture
+def syslog():
+    catcher = SyslogCatcher()
+    yield catcher
+    catcher.close()
 
 
 @pytest.fixture

@@ -4,9 +4,11 @@ temporary directory as the unprivileged `postgres` user, listening on a private
 Unix socket directory and on a free loopback port, with a database and a role for
 patternlock; everything removed afterwards. Several `patternlockd serve --store`
 daemons, each with its own socket and state dir and the same key, play the hosts."""
+import concurrent.futures
 import os
 import pathlib
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -16,13 +18,15 @@ import time
 
 import pytest
 
-from conftest import ROOT, Daemon
+from conftest import ROOT, Daemon, figure
 
 PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 FLEET_DAEMON = ROOT / "build" / "patternlockd-fleet"
 ROLE = "patternlock"
 DATABASE = "patternlock"
 PASSWORD = "fleet-test-password"
+RIGHT = "1235"
+WRONG = "9876"
 
 
 def free_port():
@@ -175,3 +179,59 @@ def fleet(postgres, shared_tmp):
     yield make
     for h in made:
         h.stop()
+
+
+class NamedHost(FleetHost):
+    """A fleet host in its own UTS namespace with its own name, so failures show where they came from."""
+    hostname = None
+
+    def args(self):
+        a = super().args()
+        if self.hostname:
+            return ["unshare", "--uts", "--", "sh", "-c", f'hostname {self.hostname} && exec "$@"', "sh"] + a
+        return a
+
+
+def named_hosts(base, store_url, n, extra_args=()):
+    """`n` started hosts of one fleet (one new key), hosta, hostb, ..., under `base`."""
+    assert FLEET_DAEMON.exists(), "build/patternlockd-fleet is missing: run make fleet"
+    key = os.urandom(32)
+    made = []
+    try:
+        for i in range(n):
+            (base / f"host{i}").mkdir()
+            h = NamedHost(base / f"host{i}", store_url, key, extra_args)
+            h.hostname = f"host{chr(ord('a') + i)}"
+            made.append(h.start())
+    except BaseException:
+        for h in made:
+            h.stop()
+        raise
+    return made
+
+
+def verify(host, user, pattern, timeout=60.0):
+    return host.request(f"VERIFY user={user} pattern={pattern} service=sudo tty=pts%2F1 rhost=", timeout=timeout)
+
+
+def evaluations(host):
+    """How many hashes a host computed for verifies (each logged with hash_ms)."""
+    return len(re.findall(r"^.*verify .*hash_ms=", host.read_log(), re.M))
+
+
+def forty_wrong_guesses_evaluate_five(hosts, user, name):
+    """40 wrong guesses for `user` thrown at the hosts at once: exactly 5 are
+    hashed (FAIL remaining=4..0), 35 answer LOCKED; figure `name` says so."""
+    def guess(i):
+        return verify(hosts[i % len(hosts)], user, WRONG)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
+        replies = list(pool.map(guess, range(40)))
+    fails = [r for r in replies if r.startswith("FAIL")]
+    locked = [r for r in replies if r == "LOCKED retry_after=0"]
+    evaluated = sum(evaluations(h) for h in hosts)
+    figure(name, f"40 concurrent wrong guesses over {len(hosts)} hosts: {len(fails)} evaluated (FAIL), "
+                 f"{len(locked)} LOCKED, {evaluated} hashes computed")
+    assert len(fails) == 5 and len(locked) == 35, replies
+    assert evaluated == 5
+    assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]

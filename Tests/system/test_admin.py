@@ -176,7 +176,7 @@ def test_db_commands_without_the_key_say_to_copy_the_fleets_key(postgres, shared
 
 def test_the_docs_db_examples_name_the_key_and_the_password_file():
     for command in ("db import", "db settings"):
-        examples = [line for line in README.splitlines() if line.startswith(f"patternlockd {command}")]
+        examples = [line for line in README.splitlines() if line.startswith(f"patternlockd-fleet {command}")]
         assert examples, command
         for line in examples:
             assert "--key-file" in line and "--store-password-file" in line, line

@@ -27,7 +27,7 @@ WRONG = "2589"
 PASSWORD = "pl-Pass-w0rd"
 # What a clean root login's PATH holds: no /opt/swift, no pyenv.
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-PACKAGES = ("libpam-patternlock", "patternlockd")
+PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql")
 # The places a package installs into or its scripts write, less the package
 # manager's own records and logs (dpkg keeps a purged package's history by design),
 # caches, users' homes (what a login leaves there belongs to the user), and the
@@ -130,7 +130,12 @@ def test_the_packages_depend_on_debian_libraries_only(debs):
     assert "systemd | systemd-standalone-sysusers | systemd-sysusers" in control(debs["patternlockd"])["Depends"]
     # polkitd checks a user's password before its first pattern; without it root sets it.
     assert control(debs["patternlockd"])["Recommends"] == "libpam-patternlock, polkitd"
-    assert names(debs["libpam-patternlock"]) == {"libc6", "libpam0g"}
+    # libsystemd0: sd-login, to ask only a person at this machine (issue 19).
+    assert names(debs["libpam-patternlock"]) == {"libc6", "libpam0g", "libsystemd0"}
+    # The fleet daemon adds no Debian library (postgres-nio speaks the protocol
+    # itself): only the plain package it runs beside, at the same version.
+    assert names(debs["patternlockd-postgresql"]) == {"libc6", "libgcc-s1", "libstdc++6", "patternlockd"}
+    assert f"patternlockd (= {debian_version()})" in control(debs["patternlockd-postgresql"])["Depends"]
     for deb in debs.values():
         assert "swift" not in json.dumps(control(deb)).lower()
 
@@ -159,6 +164,15 @@ def test_each_package_holds_its_part(debs):
                  "/usr/share/doc/patternlockd/SECURITY.md.gz", "/usr/share/doc/patternlockd/PROTOCOL.md.gz",
                  "/usr/share/polkit-1/actions/org.patternlock.policy", "/usr/lib/sysusers.d/patternlockd.conf"):
         assert path in daemon, f"{path} is not in the patternlockd package"
+    fleet = contents(debs["patternlockd-postgresql"])
+    assert set(fleet) == {
+        "/usr/sbin/patternlockd-fleet",
+        "/usr/share/man/man8/patternlockd-fleet.8.gz",
+        "/usr/share/doc/patternlockd-postgresql/changelog.Debian.gz",
+        "/usr/share/doc/patternlockd-postgresql/copyright",
+        "/usr/share/lintian/overrides/patternlockd-postgresql",
+    }
+    assert fleet["/usr/sbin/patternlockd-fleet"] == "-rwxr-xr-x"
 
 
 def test_the_packaged_unit_runs_the_packaged_daemon(debs, tmp_path):
@@ -225,6 +239,22 @@ class Box:
         return r.stdout
 
 
+    # The shell prompt a session sets: a line that starts with it is the prompt.
+    SHELL_PROMPT = "plshell> "
+
+    def session(self, title, user, commands, pattern=None):
+        """`login user` on a new pseudo-terminal: a real local logind session, where
+        the module asks (issue 19: su and sudo in no session are not asked). The
+        user logs in with the password (Enter skips the pattern prompt of an enrolled
+        user, `pattern=True`), then each command's steps run at the prompt."""
+        steps = [["expect", PROMPT], ["secret", "\n"]] if pattern else []
+        steps += [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
+                  ["send", "PS1='plsh''ell> '\n"], ["expect", r"\n" + self.SHELL_PROMPT]]
+        for command in commands:
+            steps += command + [["expect", r"\n" + self.SHELL_PROMPT]]
+        return self.terminal(title, ["login", user], steps + [["send", "exit\n"], ["eof"]])
+
+
 @pytest.fixture(scope="module")
 def box(booted_system, debs):  # noqa: F811
     TRANSCRIPTS.unlink(missing_ok=True)
@@ -283,11 +313,12 @@ def test_su_and_login_on_a_terminal_take_the_pattern(box):
     box.ok("pam-auth-update --enable patternlock")
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
 
-    # su from an unprivileged user: the grid, the pattern, a shell as the user.
-    out = box.terminal("su with a pattern", ["su", "-", u, "-c", "echo SU-OK $(id -un)"], [
-        ["expect", "7 8 9"], ["expect", PROMPT], ["secret", PATTERN + "\n"],
-        ["expect", f"SU-OK {u}"], ["eof"]], as_user=box.other)
-    assert "Password" not in out
+    # su from an unprivileged user's local session: the grid, the pattern, a
+    # shell as the user.
+    out = box.session("su with a pattern", box.other, [[
+        ["send", f"su - {u} -c 'echo SU-OK $(id -un)'\n"], ["expect", "7 8 9"], ["expect", PROMPT],
+        ["secret", PATTERN + "\n"], ["expect", f"SU-OK {u}"]]])
+    assert "Password" not in out.split("su - ", 1)[1], out
 
     # A console login: /bin/login on a terminal, as getty starts it.
     out = box.terminal("login with a pattern", ["login", u], [
@@ -297,37 +328,122 @@ def test_su_and_login_on_a_terminal_take_the_pattern(box):
     assert "Password" not in out
 
 
+SUDO = "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"
+
+
 def sudo_steps(*middle):
-    return [["expect", PROMPT], *middle, ["expect", "SUDO-OK root"], ["eof"]]
+    return [["send", SUDO], ["expect", PROMPT], *middle, ["expect", "SUDO-OK root"]]
 
 
 def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(box):
+    """sudo inside the user's own local session (issue 19: sudo in no session is
+    not asked)."""
     u = box.user
-    sudo = ["sudo", "-k", "sh", "-c", "echo SUDO-OK $(id -un)"]
-    out = box.terminal("sudo with the right pattern", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
-    assert "password for" not in out
-
+    wrong = []
     for left in (4, 3, 2, 1):
         noun = "attempt" if left == 1 else "attempts"
-        box.terminal(f"sudo with a wrong pattern ({left} left)", sudo, sudo_steps(
+        wrong.append(sudo_steps(
             ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"],
-            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
-    box.terminal("sudo with the fifth wrong pattern", sudo, sudo_steps(
-        ["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-        ["expect", f"patternlockd reset {u}"],
-        ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]), as_user=u)
-
-    # Locked: no pattern prompt at all, the way out named, the password still works.
-    out = box.terminal("sudo while locked", sudo, [
-        ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
-        ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"], ["eof"]], as_user=u)
-    assert "Pattern (Enter to skip): " not in out
+            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]))
+    out = box.session("sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
+        sudo_steps(["secret", PATTERN + "\n"]),
+        *wrong,
+        sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
+                   ["expect", f"patternlockd reset {u}"],
+                   ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
+        # Locked: no pattern prompt at all, the way out named, the password still works.
+        [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
+         ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]],
+    ], pattern=True)
+    first = out.split(SUDO.strip(), 2)[1]
+    assert "password for" not in first, "the right pattern needs no password"
+    assert out.rsplit(SUDO.strip(), 1)[1].count("Pattern (Enter to skip): ") == 0, out
     r = box.run(f"patternlockd status {u}")
     assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr  # 2: a user shown is locked
 
     box.ok(f"patternlockd reset {u}")
-    out = box.terminal("sudo after patternlockd reset", sudo, sudo_steps(["secret", PATTERN + "\n"]), as_user=u)
-    assert "password for" not in out
+    out = box.session("sudo after patternlockd reset", u, [sudo_steps(["secret", PATTERN + "\n"])], pattern=True)
+    assert "password for" not in out.split(SUDO.strip(), 1)[1]
+
+
+def readme_block(after, language):
+    """The first ```language block of the README after the line holding `after`."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"```{language}\n", text.index(after)) + len(language) + 4
+    return text[start:text.index("```", start)]
+
+
+# The README's fleet steps on this booted host, with its own PostgreSQL (Debian's
+# cluster, started by systemd here) reached through its Unix socket: only the
+# site's URI differs from what the README says.
+LOCAL_STORE = "postgresql://patternlock_admin@/patternlock?host=/run/postgresql"
+HBA = "/etc/postgresql/15/main/pg_hba.conf"
+DROP_IN = "/etc/systemd/system/patternlockd.service.d/fleet.conf"
+
+
+def test_the_readme_s_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgresql(box):
+    """Issue 22, item 6: patternlockd-postgresql installs patternlockd-fleet, and
+    the README's steps as written (install, db init, the GRANTs, stop, db import,
+    db settings, the Unix-socket drop-in) move this host's records into the
+    database and make systemd run the fleet daemon on it."""
+    u = box.user
+    assert box.ok("patternlockd-fleet --version").strip() == f"patternlockd {upstream_version()}"
+    assert box.ok("dpkg-query -W -f='${Status}' patternlockd-postgresql") == "install ok installed"
+    steps = readme_block("The fleet daemon is a program of its own", "sh")
+    store_line = next(line for line in steps.splitlines() if line.startswith("STORE="))
+    steps = steps.replace(store_line, f"STORE='{LOCAL_STORE}'")
+    grants = readme_block("The role the daemons log in as needs these rights", "sql")
+    drop_in = readme_block("Through the Unix socket of a\nPostgreSQL on the same host", "ini")
+    box.ok(f"cp {HBA} {HBA}.patternlock-test")
+    try:
+        # The database administrator's part, which is the site's: the server, the
+        # two roles with SCRAM passwords from files (given to psql on stdin, never
+        # in argv), password logins for them on the local socket.
+        box.ok("systemctl start postgresql.service && for i in $(seq 60); do "
+               "pg_isready -q -h /run/postgresql && break; sleep 1; done; pg_isready -h /run/postgresql")
+        box.ok("umask 077; head -c 18 /dev/urandom | base64 > /root/admin.pass; "
+               "head -c 18 /dev/urandom | base64 > /etc/patternlock/dbpass")
+        box.ok(f"sed -i '1i local patternlock patternlock_admin,patternlock scram-sha-256' {HBA} && "
+               "systemctl reload postgresql@15-main.service || systemctl reload postgresql.service")
+        box.ok("runuser -u postgres -- psql -q -v ON_ERROR_STOP=1", input=(
+            "SET password_encryption = 'scram-sha-256';\n"
+            f"CREATE ROLE patternlock_admin LOGIN PASSWORD '{box.ok('cat /root/admin.pass').strip()}';\n"
+            "CREATE DATABASE patternlock OWNER patternlock_admin;\n"))
+
+        # The README's steps.
+        box.ok(f"set -e; cd {ROOT}; {steps}")
+        box.ok("runuser -u postgres -- psql -q -v ON_ERROR_STOP=1 -d patternlock", input=(
+            grants + "SET password_encryption = 'scram-sha-256';\n"
+            f"ALTER ROLE patternlock PASSWORD '{box.ok('cat /etc/patternlock/dbpass').strip()}';\n"))
+        box.ok(f"mkdir -p {pathlib.Path(DROP_IN).parent} && cat > {DROP_IN}", input=drop_in)
+        box.ok("systemctl daemon-reload && systemctl restart patternlockd.socket")
+
+        # The user enrolled on this host before is now the database's: the
+        # pattern verifies through the fleet daemon, a wrong one is counted there.
+        def sql(query):
+            return box.ok(f"runuser -u postgres -- psql -tA -d patternlock -c \"{query}\"").strip()
+        assert sql(f"SELECT count(*) FROM patternlock_users WHERE user_name = '{u}'") == "1"
+        assert sql("SELECT unlock_after FROM patternlock_settings") == "900"
+        box.ok(f"patternlockd verify {u}", input=PATTERN + "\n")
+        pid = box.ok("systemctl show -p MainPID --value patternlockd.service").strip()
+        assert box.ok(f"readlink /proc/{pid}/exe").strip() == "/usr/sbin/patternlockd-fleet"
+        assert box.run(f"patternlockd verify {u}", input=WRONG + "\n").returncode != 0
+        assert sql(f"SELECT count(*) FROM patternlock_failures WHERE user_name = '{u}'") == "1"
+        assert "enrolled, 1 failure, 4 attempts left" in box.ok(f"patternlockd status {u}")
+        box.ok(f"patternlockd reset {u}")
+        assert sql(f"SELECT count(*) FROM patternlock_failures WHERE user_name = '{u}'") == "0"
+        journal = box.ok("journalctl -u patternlockd.service --no-pager -o cat")
+        assert "listening on the socket from systemd (state postgresql://patternlock@/patternlock" in journal, journal[-2000:]
+        assert box.ok("cat /etc/patternlock/dbpass").strip() not in journal
+    finally:
+        # Back to the plain daemon and its own records, for the tests after this one.
+        box.run(f"rm -f {DROP_IN} /root/admin.pass /etc/patternlock/dbpass; rmdir {pathlib.Path(DROP_IN).parent}; "
+                "systemctl daemon-reload; systemctl restart patternlockd.socket")
+        box.run("runuser -u postgres -- psql -q -c 'DROP DATABASE IF EXISTS patternlock' "
+                "-c 'DROP ROLE IF EXISTS patternlock' -c 'DROP ROLE IF EXISTS patternlock_admin'")
+        box.run(f"mv -f {HBA}.patternlock-test {HBA}; systemctl reload postgresql@15-main.service; "
+                "systemctl stop postgresql.service 'postgresql@*'")
+    box.ok(f"patternlockd verify {u}", input=PATTERN + "\n")
 
 
 def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):
@@ -337,7 +453,7 @@ def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):
     # without compiling anything twice.
     box.ok("rm -rf /tmp/upgrade && mkdir /tmp/upgrade && cd /tmp/upgrade && "
            f"for deb in {BUILD}/*.deb; do n=$(basename $deb .deb); dpkg-deb -R $deb $n && "
-           f"sed -i 's/^Version: .*/Version: {newer}/' $n/DEBIAN/control && "
+           f"sed -i 's/^Version: .*/Version: {newer}/; s/(= {debian_version()})/(= {newer})/' $n/DEBIAN/control && "
            f"dpkg-deb --root-owner-group -b $n ${{n%%_*}}_{newer}_${{n##*_}}.deb >/dev/null && rm -r $n; done")
     key = box.ok("sha256sum /etc/patternlock/key")
     records = box.ok("ls /var/lib/private/patternlock")
@@ -393,7 +509,11 @@ def test_remove_takes_the_module_out_of_pam_first_and_passwords_still_work(box):
 
 
 def test_purge_leaves_no_file_of_the_packages_behind(box):
-    box.ok("apt-get purge -y " + " ".join(PACKAGES) + " 2>&1")
+    # patternlockd-postgresql has no conffile or script: remove left nothing of
+    # it for dpkg to know, and apt-get refuses to purge a package it does not know.
+    known = box.ok("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' " + " ".join(PACKAGES) + " 2>/dev/null || true")
+    assert "patternlockd-postgresql" not in known, known
+    box.ok("apt-get purge -y libpam-patternlock patternlockd 2>&1")
     for path in ("/etc/patternlock", "/var/lib/private/patternlock", "/var/lib/patternlock"):
         assert box.run(f"test -e {path} || test -L {path}").returncode != 0, f"{path} survived the purge"
     after = box.ok(SNAPSHOT).splitlines()

@@ -6,7 +6,6 @@ or slow is never success.
 Each host is a `patternlockd serve --store postgresql://...` (build/patternlockd-fleet,
 `make fleet`) with its own socket and state dir, the same key, and its own host name
 (a UTS namespace), against a server that pg_support.py starts for the test."""
-import concurrent.futures
 import os
 import pathlib
 import re
@@ -19,56 +18,21 @@ import time
 import pytest
 
 from conftest import DAEMON, Daemon, figure, parse_reply, unique
-from pam_support import PAM_MODULE, build_module
-from pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: F401 (fixtures)
+from pam_support import PAM_MODULE, build_module, without_logind
+from pg_support import (FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,  # noqa: F401 (fixtures)
+                        fleet, forty_wrong_guesses_evaluate_five, named_hosts, postgres, verify)
 
-RIGHT = "1235"
-WRONG = "9876"
 # The PAM module's and the tests' bound on an "unavailable" answer.
 UNAVAILABLE_WITHIN = 2.5
-
-
-def named(hosts, prefix="host"):
-    """Runs each host in its own UTS namespace with its own name, so failures show where they came from."""
-    for i, h in enumerate(hosts):
-        h.hostname = f"{prefix}{chr(ord('a') + i)}"
-    return hosts
-
-
-class NamedHost(FleetHost):
-    hostname = None
-
-    def args(self):
-        a = super().args()
-        if self.hostname:
-            return ["unshare", "--uts", "--", "sh", "-c", f'hostname {self.hostname} && exec "$@"', "sh"] + a
-        return a
 
 
 @pytest.fixture
 def hosts(postgres, shared_tmp):
     """Three named hosts of one fleet."""
-    assert FLEET_DAEMON.exists(), "build/patternlockd-fleet is missing: run make fleet"
-    key = os.urandom(32)
-    made = []
-    for i in range(3):
-        base = shared_tmp / f"host{i}"
-        base.mkdir()
-        h = NamedHost(base, postgres.socket_url(), key)
-        h.hostname = f"host{chr(ord('a') + i)}"
-        made.append(h.start())
+    made = named_hosts(shared_tmp, postgres.socket_url(), 3)
     yield made
     for h in made:
         h.stop()
-
-
-def verify(host, user, pattern, timeout=60.0):
-    return host.request(f"VERIFY user={user} pattern={pattern} service=sudo tty=pts%2F1 rhost=", timeout=timeout)
-
-
-def evaluations(host):
-    """How many hashes a host computed for verifies (each logged with hash_ms)."""
-    return len(re.findall(r"^.*verify .*hash_ms=", host.read_log(), re.M))
 
 
 def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users):
@@ -77,14 +41,16 @@ def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users)
     a.enroll(user, RIGHT)
     assert verify(b, user, RIGHT) == "OK"
     assert verify(c, user, RIGHT) == "OK"
-    assert c.request(f"VERIFY user={user} pattern={WRONG} service=sudo tty=pts%2F1 rhost= ruser=carol") == "FAIL remaining=4"
-    # The count is the fleet's: the failure on c shows on a, with c's name and
-    # the user who asked (PAM_RUSER, "From").
+    assert c.request(f"VERIFY user={user} pattern={WRONG} service=sudo tty=pts%2F1 rhost= ruser=carol "
+                     "caller=4242 session=7 seat=seat0") == "FAIL remaining=4"
+    # The count is the fleet's: the failure on c shows on a, with c's name, the
+    # user who asked (PAM_RUSER, "From") and who made it (the caller, "By").
     verb, fields = parse_reply(a.request(f"STATUS user={user}"))
     assert (verb, fields["enrolled"], fields["failures"]) == ("STATUS", "1", "1")
-    assert fields["recent"].endswith(",carol,hostc"), fields["recent"]
+    assert fields["recent"].endswith(",carol,hostc,4242,7,seat0"), fields["recent"]
     out = a.cli("status", user)
     assert out.returncode == 0 and "hostc" in out.stdout and "carol" in out.stdout, out.stdout + out.stderr
+    assert "uid 4242 (session 7, seat0)" in out.stdout, out.stdout
     # Removed on one host, gone everywhere.
     assert b.request(f"REMOVE user={user}") == "OK"
     assert verify(a, user, RIGHT) == "NOT_ENROLLED"
@@ -93,20 +59,7 @@ def test_enrolled_on_one_host_the_pattern_works_on_every_host(hosts, make_users)
 def test_forty_concurrent_guesses_over_three_hosts_evaluate_exactly_five(hosts, make_users):
     (user,) = make_users(1)
     hosts[0].enroll(user, RIGHT)
-
-    def guess(i):
-        return verify(hosts[i % 3], user, WRONG)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
-        replies = list(pool.map(guess, range(40)))
-    fails = [r for r in replies if r.startswith("FAIL")]
-    locked = [r for r in replies if r == "LOCKED retry_after=0"]
-    evaluated = sum(evaluations(h) for h in hosts)
-    figure("fleet race", f"40 concurrent wrong guesses over 3 hosts: {len(fails)} evaluated (FAIL), "
-                         f"{len(locked)} LOCKED, {evaluated} hashes computed")
-    assert len(fails) == 5 and len(locked) == 35, replies
-    assert evaluated == 5
-    assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]
+    forty_wrong_guesses_evaluate_five(hosts, user, "fleet race")
     # Locked on every host, even for the right pattern, and no hash is computed.
     for h in hosts:
         assert verify(h, user, RIGHT) == "LOCKED retry_after=0"
@@ -425,7 +378,7 @@ def test_db_init_creates_the_schema_for_a_role_without_ddl_rights(postgres, shar
     postgres.psql("CREATE ROLE plrows LOGIN")
     r = subprocess.run([str(FLEET_DAEMON), "db", "init", "--store", postgres.socket_url()],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and "schema version 1" in r.stdout, r.stderr
+    assert r.returncode == 0 and "schema version 2" in r.stdout, r.stderr
     postgres.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON "
                   "patternlock_settings, patternlock_users, patternlock_failures TO plrows; "
                   "GRANT SELECT ON patternlock_schema TO plrows; "
@@ -465,12 +418,14 @@ def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, ma
     a.enroll(user, RIGHT)
     service = unique("plfleet-")
     path = PAM_D / service
+    # Listed in services=, and run where logind cannot be seen (pam_support).
     path.write_text("# written by patternlock's Tests/system/test_fleet.py\n"
-                    f"auth required {PAM_MODULE} socket={a.socket}\naccount required pam_permit.so\n")
+                    f"auth required {PAM_MODULE} socket={a.socket} services={service}\n"
+                    "account required pam_permit.so\n")
     try:
         def pamtester(entry):
             start = time.monotonic()
-            r = subprocess.run(["pamtester", service, user, "authenticate"], input=entry + "\n",
+            r = subprocess.run(without_logind(["pamtester", service, user, "authenticate"]), input=entry + "\n",
                                capture_output=True, text=True, timeout=60)
             return r, time.monotonic() - start
 
@@ -485,6 +440,34 @@ def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, ma
         assert elapsed < UNAVAILABLE_WITHIN + 0.5
     finally:
         path.unlink(missing_ok=True)
+
+
+def test_a_version_1_database_gains_the_caller_and_keeps_its_failures(fleet, postgres, make_users):
+    """Schema 2 (issue 19) adds who made each failure. A database of schema 1 (the
+    same tables without those columns) is migrated at start; its failures stay,
+    with no caller ("-" under By), and new ones carry it, across a restart."""
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, WRONG) == "FAIL remaining=4"
+    host.stop()
+    postgres.psql("ALTER TABLE patternlock_failures DROP COLUMN caller, DROP COLUMN session, DROP COLUMN seat; "
+                  "DELETE FROM patternlock_schema; INSERT INTO patternlock_schema (version) VALUES (1)",
+                  database="patternlock")
+    host.start()
+    assert postgres.psql("SELECT max(version) FROM patternlock_schema", database="patternlock") == "2"
+    _, fields = parse_reply(host.request(f"STATUS user={user}"))
+    # A fleet's entry: seven fields, the host's name last; no caller.
+    assert fields["failures"] == "1" and fields["recent"].count(",") == 6, fields["recent"]
+    assert host.request(f"VERIFY user={user} pattern={WRONG} service=polkit-1 caller=4242 session=3 seat=seat0") \
+        == "FAIL remaining=3"
+    host.restart()
+    _, fields = parse_reply(host.request(f"STATUS user={user}"))
+    old, new = fields["recent"].split(";")
+    assert old.count(",") == 6 and re.search(r",polkit-1,,,,[^,]+,4242,3,seat0$", new), fields["recent"]
+    rows = host.cli("status", user).stdout.splitlines()[-2:]
+    # When (date, time, zone), Host, then By.
+    assert rows[0].split()[4] == "-" and "uid 4242 (session 3, seat0)" in rows[1], rows
 
 
 def test_db_settings_change_the_fleets_timed_unlock_for_every_running_host(hosts, postgres, make_users):

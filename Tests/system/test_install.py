@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import DAEMON, ROOT, read_line, skip_or_fail, unique
+from pam_support import without_logind
 import booted
 
 UNITS = ROOT / "systemd"
@@ -104,17 +105,26 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
 
 
 def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
-    """make install FLEET=1 (issue 22): the README's `serve --store` unit runs
-    /usr/local/sbin/patternlockd, which must be the PostgreSQL-capable build."""
+    """make install FLEET=1 (issue 22): the README's drop-in runs
+    /usr/local/sbin/patternlockd-fleet serve --store, which must be the
+    PostgreSQL-capable build; patternlockd stays the plain one, and uninstall
+    removes both."""
     fleet = ROOT / "build" / "patternlockd-fleet"
     if not fleet.exists():
         skip_or_fail("build/patternlockd-fleet is missing: run make fleet")
     make("install", f"DESTDIR={stage}", "FLEET=1")
-    installed = stage / "usr/local/sbin/patternlockd"
+    installed = stage / "usr/local/sbin/patternlockd-fleet"
     assert installed.read_bytes() == fleet.read_bytes()
+    assert (stage / "usr/local/sbin/patternlockd").read_bytes() == (ROOT / "build/patternlockd").read_bytes()
+    assert (stage / "usr/local/share/man/man8/patternlockd-fleet.8").is_file()
     r = subprocess.run([str(installed), "serve", "--store", "postgresql://pl@/pl?host=/nonexistent-patternlock"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "built without PostgreSQL support" not in r.stderr, r.stderr
+    r = subprocess.run([str(stage / "usr/local/sbin/patternlockd"), "serve", "--store", "postgresql://pl@/pl?host=/x"],
+                       capture_output=True, text=True, timeout=60)
+    assert "Run patternlockd-fleet instead" in r.stderr, r.stderr
+    make("uninstall", f"DESTDIR={stage}")
+    assert not installed.exists() and not (stage / "usr/local/share/man/man8/patternlockd-fleet.8").exists()
 
 
 def test_the_pam_module_goes_where_pam_unix_is():
@@ -355,12 +365,13 @@ def test_the_pam_module_unlocks_through_a_socket_activated_unprivileged_daemon(
                     str(ROOT / "scripts/demo-conv.c"), "-lpam"], check=True)
     confdir = shared_tmp / "pam.d"
     confdir.mkdir()
+    # Listed in services= and run where logind cannot be seen (pam_support).
     (confdir / "pltest").write_text(
-        f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock}\n")
-    ok = subprocess.run([str(conv), str(confdir), "pltest", user, "46183"],
+        f"auth required {ROOT / 'build/pam_patternlock.so'} socket={sock} services=pltest\n")
+    ok = subprocess.run(without_logind([str(conv), str(confdir), "pltest", user, "46183"]),
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "=> PAM_SUCCESS" in ok.stdout, ok.stdout + ok.stderr
-    bad = subprocess.run([str(conv), str(confdir), "pltest", user, "2589"],
+    bad = subprocess.run(without_logind([str(conv), str(confdir), "pltest", user, "2589"]),
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "Wrong pattern \u2014 4 attempts left." in bad.stdout, bad.stdout
 
@@ -382,7 +393,7 @@ def test_the_man_page_describes_every_command_and_option():
             assert option in page, f"docs/patternlockd.8 does not describe `{command} {option}`"
 
 
-@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8"])
+@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8"])
 def test_the_man_pages_render_without_warnings(page):
     if shutil.which("groff") is None:
         skip_or_fail("groff is not installed")
@@ -406,7 +417,7 @@ def test_make_demo_installs_only_what_it_needs_and_ci_installs_the_rest():
                                   capture_output=True, text=True).stdout.split())
 
     demo, check = listed("--list"), listed("--list-check")
-    assert demo == {"libpam0g-dev", "gcc", "make", "util-linux"}
+    assert demo == {"libpam0g-dev", "libsystemd-dev", "gcc", "make", "util-linux"}
     assert demo <= ci, "CI runs the demo: it must install what the demo needs"
     # python3-pytest: .ci/run installs pytest with pip when python3 -m pytest is missing.
     assert ci == check - {"python3-pytest"}, "install-deps.sh --check and .ci/run disagree"
@@ -417,6 +428,25 @@ def test_plain_make_without_the_pam_headers_names_the_package():
     assert r.returncode != 0
     assert "Install them with: sudo apt-get install libpam0g-dev" in r.stdout, r.stdout + r.stderr
     assert "fatal error" not in r.stdout + r.stderr
+
+
+def test_plain_make_without_the_sd_login_headers_names_the_package(tmp_path):
+    """The compiler sees every header of this machine but libsystemd-dev's, as on
+    a machine without that package."""
+    include = tmp_path / "include"
+    include.mkdir()
+    for entry in pathlib.Path("/usr/include").iterdir():
+        if entry.name != "systemd":
+            (include / entry.name).symlink_to(entry)
+    builtin = subprocess.run(["cc", "-print-file-name=include"], capture_output=True, text=True).stdout.strip()
+    multiarch = subprocess.run(["cc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
+    cc = f"cc -nostdinc -isystem {builtin} -isystem {include}" + (f" -isystem {include / multiarch}" if multiarch else "")
+    assert subprocess.run(cc.split() + ["-E", "-x", "c", "-"], input="#include <security/pam_ext.h>\n",
+                          capture_output=True, text=True).returncode == 0, "the PAM headers must stay visible"
+    r = make("pam-headers", f"CC={cc}", check=False)
+    assert r.returncode != 0
+    assert "Install them with: sudo apt-get install libsystemd-dev" in r.stdout, r.stdout + r.stderr
+    assert "libpam0g-dev" not in r.stdout and "fatal error" not in r.stdout + r.stderr
 
 
 def run_demo(user=None, timeout=300):
@@ -513,10 +543,15 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     assert system.ok(f"su - {user} -c 'command -v patternlockd'").strip() == "/usr/local/bin/patternlockd"
     system.ok(f"su - {user} -c 'patternlockd verify'", input="46183\n")
 
-    # The administrator's step, then a real PAM stack: sudo's, through common-auth.
+    # The administrator's step, then a real PAM stack through common-auth: a
+    # console login's (login on tty1, before its logind session exists). sudo run
+    # from here, in no session and without a terminal, is not asked (issue 19):
+    # its stack goes straight to the password.
     system.ok("pam-auth-update --enable patternlock")
-    r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
+    r = system.run(f"pamtester -I tty=/dev/tty1 login {user} authenticate", input="46183\n")
     assert "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
+    assert "Pattern" not in r.stdout + r.stderr and r.returncode != 0, r.stdout + r.stderr
 
     r = system.run("systemd-analyze security patternlockd.service")
     m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)

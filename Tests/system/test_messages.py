@@ -4,6 +4,7 @@ real patternlockd binary (daemon and CLI) on a private socket, as root and as
 throwaway users."""
 import os
 import pathlib
+import pwd
 import re
 import subprocess
 
@@ -214,17 +215,22 @@ def test_status_exit_status_from_column_and_zone(daemon, user, make_users):
     assert r.returncode == 3 and f"{user}: not enrolled" in r.stdout
     daemon.enroll(user, RIGHT)
     assert daemon.cli("status", user).returncode == 0
-    # Through PAM the peer is sudo, uid 0: who asked is only in ruser.
-    daemon.request(f"VERIFY user={user} pattern={WRONG} service=sudo tty=pts%2F4 rhost= ruser=mallory")
+    # Through PAM the peer is sudo, uid 0: the module names the caller (the user
+    # who ran sudo, "By"); ruser is what sudo reported ("From").
+    (caller,) = make_users(1)
+    caller_uid = pwd.getpwnam(caller).pw_uid
+    daemon.request(f"VERIFY user={user} pattern={WRONG} service=sudo tty=pts%2F4 rhost= ruser=mallory "
+                   f"caller={caller_uid} session=4 seat=seat0")
     _, st = parse_reply(daemon.request(f"STATUS user={user}"))
-    assert st["recent"].endswith(",sudo,pts%2F4,,mallory"), st["recent"]
+    assert st["recent"].endswith(f",sudo,pts%2F4,,mallory,,{caller_uid},4,seat0"), st["recent"]
     record = (pathlib.Path(daemon.state_dir) / user).read_text()
-    assert re.search(r"^failure=\d+,0,sudo,pts%2F4,,mallory$", record, re.M), record
+    assert re.search(rf"^failure=\d+,0,sudo,pts%2F4,,mallory,,{caller_uid},4,seat0$", record, re.M), record
     r = daemon.cli("status", user, env={"TZ": "UTC"})
     assert r.returncode == 0
     header, row = r.stdout.splitlines()[-2:]
-    assert header.split() == ["When", "Service", "TTY", "Remote", "host", "From", "UID"]
-    assert re.fullmatch(r"\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\s+sudo\s+pts/4\s+-\s+mallory\s+0", row), row
+    assert header.split() == ["When", "By", "Service", "TTY", "Remote", "host", "From", "UID"]
+    assert re.fullmatch(rf"\s+\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC\s+{caller} \(session 4, seat0\)\s+sudo\s+pts/4"
+                        r"\s+-\s+mallory\s+0", row), row
     (other,) = make_users(1)
     daemon.enroll(other, RIGHT)
     lock(daemon, user)

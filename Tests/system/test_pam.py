@@ -4,6 +4,7 @@ private confdir), against the real daemon and against fake ones."""
 import os
 import pathlib
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -121,7 +122,7 @@ def test_overlong_entry_never_reaches_the_socket(pam, recorder, entry, reason, s
     r = pam.authenticate("alice", entry, args=[on(d)])
     assert r.code == PAM_AUTH_ERR, r
     assert r.errors == [sentence]
-    assert d.received == [b"STATUS user=alice\n"], "the over-long entry was sent to the daemon"
+    assert d.received == [b"STATUS user=alice caller=0\n"], "the over-long entry was sent to the daemon"
     assert not any(entry[:65].encode() in data for data in d.received)
 
 
@@ -361,10 +362,12 @@ def test_request_lines_carry_the_pam_context(pam, fake):
     r = pam.authenticate("alice", "1 2/3", args=[on(d), "allow_remote"], tty="/dev/pts/7",
                          rhost="host.example", ruser="bob smith")
     assert r.code == PAM_SUCCESS, r
+    # caller: the harness's real uid (root here); no logind session, so no
+    # session= or seat=.
     assert d.lines == [
-        "STATUS user=alice",
+        "STATUS user=alice caller=0",
         "VERIFY user=alice pattern=1%202%2F3 service=pltest tty=%2Fdev%2Fpts%2F7 "
-        "rhost=host.example ruser=bob%20smith",
+        "rhost=host.example ruser=bob%20smith caller=0",
     ]
     assert d.connections == 2
 
@@ -372,7 +375,7 @@ def test_request_lines_carry_the_pam_context(pam, fake):
 def test_unset_context_is_sent_empty(pam, fake):
     d = fake(by_verb(verify=b"OK\n"))
     assert pam.authenticate("alice", RIGHT, args=[on(d)]).code == PAM_SUCCESS
-    assert d.lines[1] == f"VERIFY user=alice pattern={RIGHT} service=pltest tty= rhost= ruser="
+    assert d.lines[1] == f"VERIFY user=alice pattern={RIGHT} service=pltest tty= rhost= ruser= caller=0"
 
 
 def test_not_enrolled_status_gets_no_prompt(pam, fake):
@@ -437,9 +440,12 @@ def test_module_exports_only_the_pam_entry_points(pam_module):
         ["pam_sm_authenticate", "pam_sm_setcred"]
 
 
-def test_module_needs_only_libpam_and_libc(pam_module):
+def test_module_needs_only_libpam_libsystemd_and_libc(pam_module):
+    """libsystemd for sd-login (issue 19), as pam_fprintd; no Swift runtime. Kept
+    loaded (NODELETE), so it says what it says once per process."""
     out = subprocess.run(["readelf", "-d", str(pam_module)],
                          capture_output=True, text=True, check=True).stdout
     needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
-    assert sorted(needed) == ["libc.so.6", "libpam.so.0"]
+    assert sorted(needed) == ["libc.so.6", "libpam.so.0", "libsystemd.so.0"]
     assert "RPATH" not in out and "RUNPATH" not in out
+    assert re.search(r"FLAGS_1\)\s+Flags:.*\bNODELETE\b", out), out

@@ -32,7 +32,7 @@ import pytest
 pytest.register_assert_rewrite("pam_support")
 
 from pam_support import (HARNESS_SOURCE, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS,
-                         PAM_USER_UNKNOWN, RIGHT, WRONG, PamResult, status_line, unique)
+                         PAM_USER_UNKNOWN, RIGHT, WRONG, PamResult, status_line, unique, without_logind)
 
 # The fixtures: pam_module, harness, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -122,7 +122,7 @@ def sanitized(tmp_path_factory):
     module = d / "pam_patternlock_asan.so"
     harness = d / "pam_harness_asan"
     for cmd in ([clang, *SANITIZER_FLAGS, "-fPIC", "-shared", "-fvisibility=hidden",
-                 f"-I{MODULE_INCLUDE}", "-o", str(module), *map(str, MODULE_SOURCES), "-lpam"],
+                 f"-I{MODULE_INCLUDE}", "-o", str(module), *map(str, MODULE_SOURCES), "-lpam", "-lsystemd"],
                 [clang, *SANITIZER_FLAGS, "-o", str(harness), str(HARNESS_SOURCE), "-lpam"]):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -153,8 +153,9 @@ class Runner:
         self.memcheck = None
 
     def authenticate(self, user, *answers, args=(), tty=None, rhost=None, ruser=None):
+        """As pam_support's Pam: where logind cannot be seen, with the service listed."""
         (self.confdir / "plmem").write_text(
-            f"auth required {self.module} {' '.join(args)}\naccount required pam_permit.so\n")
+            f"auth required {self.module} services=plmem {' '.join(args)}\naccount required pam_permit.so\n")
         cmd = [str(self.harness)]
         for name, value in (("tty", tty), ("rhost", rhost), ("ruser", ruser)):
             if value is not None:
@@ -167,7 +168,7 @@ class Runner:
         elif self.variant == "asan":
             env.update(SANITIZER_ENV)
         start = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+        proc = subprocess.run(without_logind(cmd), capture_output=True, text=True, timeout=120,
                               stdin=subprocess.DEVNULL, env=env)
         result = PamResult(proc.stdout, time.monotonic() - start)
         assert result.code is not None, f"harness failed: {proc.stdout}{proc.stderr}"
@@ -410,7 +411,7 @@ def pamtester(service, user, entry, log, items=()):
     for item in items:
         cmd += ["-I", item]
     cmd += [service, user, "authenticate"]
-    return subprocess.run(cmd, input=entry + "\n", capture_output=True, text=True, timeout=120)
+    return subprocess.run(without_logind(cmd), input=entry + "\n", capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 # pytest rewrite its asserts although this module imports it first.
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, PROMPT, ROOT, RIGHT, WRONG, failures, unique, wrong)
+from pam_support import (GRID, PROMPT, ROOT, RIGHT, WRONG, failures, unique, without_logind, wrong)
 
 # The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -27,15 +27,20 @@ TRANSCRIPT = pathlib.Path("/tmp/patternlock-sudo-transcript.txt")
 
 @pytest.fixture
 def pam_service():
-    """Writes /etc/pam.d/<unique> with the given auth lines; removed afterwards."""
+    """Writes /etc/pam.d/<unique> with the given auth lines; removed afterwards.
+    The module's lines list the service in services=: these programs run where
+    logind cannot be seen (pam_support.without_logind), as on a host without
+    logind whose administrator listed sudo and login."""
     made = []
 
     def make(auth_lines):
         name = unique("pltest-")
         path = PAM_D / name
         made.append(path)
+        lines = [line + (f" services={name}" if "pam_patternlock" in line and "services=" not in line else "")
+                 for line in auth_lines]
         path.write_text("# written by patternlock's Tests/system/test_pam_sudo.py\n"
-                        + "".join(line + "\n" for line in auth_lines)
+                        + "".join(line + "\n" for line in lines)
                         + "account required pam_permit.so\n"
                         + "session required pam_permit.so\n")
         return name
@@ -49,7 +54,7 @@ def module_line(control, module, daemon_socket, *options):
 
 
 def pamtester(service, user, stdin):
-    return subprocess.run(["pamtester", "-v", service, user, "authenticate"], input=stdin,
+    return subprocess.run(without_logind(["pamtester", "-v", service, user, "authenticate"]), input=stdin,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -141,7 +146,7 @@ def as_user(user, *cmd):
 
 
 def sudo_id(user, stdin):
-    return subprocess.run(as_user(user, "sudo", "-S", "-k", "/usr/bin/id", "-u"), input=stdin,
+    return subprocess.run(without_logind(as_user(user, "sudo", "-S", "-k", "/usr/bin/id", "-u")), input=stdin,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -165,6 +170,7 @@ def run_on_terminal(cmd, answers, timeout=60):
     """Runs cmd on a new pseudo-terminal, typing one answer after each prompt;
     an answer is the text for the pattern prompt, or (prompt, text) for another
     prompt. Returns (everything the terminal showed, exit status)."""
+    cmd = without_logind(cmd)
     pid, fd = pty.fork()
     if pid == 0:
         try:

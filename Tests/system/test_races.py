@@ -87,8 +87,10 @@ RECORD = re.compile(
     r"credential=\$pbkdf2-sha256\$i=\d+,o=[A-Za-z0-9+/]{43}\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
-    # when,uid,service,tty,rhost,ruser (ruser since issue 14)
-    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*\n){0,10}\Z")
+    # when,uid,service,tty,rhost,ruser (ruser since issue 14), then
+    # host,caller,session,seat (the caller since issue 19, on every attempt, a
+    # change of one's own pattern included; host empty here)
+    r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*,,\d+,[^,\n]*,[^,\n]*\n){0,10}\Z")
 
 
 class RecordWatcher(threading.Thread):

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Every sentence the user can be shown, PL_PROMPT among them. */
 #include "pl_sentences.h"
@@ -36,6 +37,18 @@ extern "C" {
 #define PL_MAX_CONTEXT 64
 /* sizeof(((struct sockaddr_un *)0)->sun_path) on Linux. */
 #define PL_MAX_SOCKET_PATH 108
+/* services= and login_services=: comma-separated PAM service names, the whole
+ * list shorter than this. */
+#define PL_MAX_SERVICE_LIST 256
+/* A PAM service name in those lists: 1 to this many bytes. */
+#define PL_MAX_SERVICE_NAME 64
+/* The logins asked from a process in no logind session: login and the display
+ * managers, which authenticate before the session they open exists. */
+#define PL_DEFAULT_LOGIN_SERVICES                                              \
+	"login,gdm-password,lightdm,sddm,xdm,lxdm,greetd"
+/* The caller's logind session id and its seat (or tty) sent to the daemon are
+ * cut to this many bytes (logind's are "3", "c2", "seat0", "pts/1"). */
+#define PL_MAX_SESSION_FIELD 16
 
 /* The keys the dots are typed on (layout=). The dots never move: a numeric
  * keypad's keys are mapped to the dots they sit on, so the same drawn shape is
@@ -51,9 +64,19 @@ struct pl_config {
 	bool debug;
 	bool nogrid;
 	bool quiet;
-	/* Also ask remote logins (PAM_RHOST of another host). */
+	/* Ask without positive evidence that a person is at this machine:
+	 * remote logins and network services too (see pl_presence_decide). */
 	bool allow_remote;
 	enum pl_layout layout;
+	/* services=: where logind does not run, the PAM services that are
+	 * asked (comma-separated); "" when the option is not given, and then
+	 * nothing is asked on such a host. */
+	char services[PL_MAX_SERVICE_LIST];
+	/* login_services=: the services asked from a process in no logind
+	 * session (login, a display manager), when PAM_TTY is a VT, a pty or an
+	 * X display of this machine. PL_DEFAULT_LOGIN_SERVICES unless given;
+	 * "" asks none. */
+	char login_services[PL_MAX_SERVICE_LIST];
 };
 
 enum pl_option_result {
@@ -142,11 +165,37 @@ bool pl_user_name_valid(const char *name);
 long pl_format_status_request(char *out, size_t outsize, const char *user);
 
 /*
- * "VERIFY user=U pattern=P service=S tty=T rhost=R ruser=X\n"; NULL context
- * values are sent empty and each is cut to PL_MAX_CONTEXT bytes. Returns the
- * line length, or -1 when it does not fit (out is then wiped: it may hold
- * part of the pattern).
+ * Who asks (docs/PROTOCOL.md): the real uid of the process that runs PAM
+ * (getuid(): inside a setuid program such as sudo or polkit-agent-helper-1,
+ * the user who ran it), its logind session id and that session's seat, or
+ * its tty when it has no seat ("" when there is no session).
  */
+struct pl_caller {
+	uint32_t uid;
+	char session[PL_MAX_SESSION_FIELD + 1];
+	char seat[PL_MAX_SESSION_FIELD + 1];
+};
+
+/* "STATUS user=U caller=N session=S seat=T\n" (session and seat only when
+ * not empty; no caller fields for a NULL caller). Returns the line length, or
+ * -1 when it does not fit. */
+long pl_format_status_request_from(char *out, size_t outsize, const char *user,
+				   const struct pl_caller *caller);
+
+/*
+ * "VERIFY user=U pattern=P service=S tty=T rhost=R ruser=X caller=N
+ * session=S seat=T\n"; NULL context values are sent empty and each is cut to
+ * PL_MAX_CONTEXT bytes; the caller fields as for
+ * pl_format_status_request_from. Returns the line length, or -1 when it does
+ * not fit (out is then wiped: it may hold part of the pattern).
+ */
+long pl_format_verify_request_from(char *out, size_t outsize, const char *user,
+				   const char *pattern, const char *service,
+				   const char *tty, const char *rhost,
+				   const char *ruser,
+				   const struct pl_caller *caller);
+
+/* pl_format_verify_request_from without caller fields. */
 long pl_format_verify_request(char *out, size_t outsize, const char *user,
 			      const char *pattern, const char *service,
 			      const char *tty, const char *rhost,
@@ -161,6 +210,83 @@ long pl_format_verify_request(char *out, size_t outsize, const char *user,
  */
 bool pl_session_is_remote(const char *rhost, const char *tty,
 			  const char *hostname);
+
+/*
+ * What is known about the process that runs PAM (the application) and its
+ * login: the input of pl_presence_decide. logind.c fills the logind fields on
+ * a real system; the unit tests fill them by hand.
+ */
+struct pl_presence {
+	/* logind runs on this host (/run/systemd/seats/ exists). */
+	bool logind;
+	/* The process belongs to a logind session: its own, or, for a process
+	 * of a user's service manager (a terminal or polkit agent of GNOME or
+	 * KDE), that user's graphical session (sd_uid_get_display). */
+	bool in_session;
+	/* That session: 1 remote (logind's Remote=yes, or opened by sshd), 0
+	 * local, -1 unknown (counted as remote). */
+	int session_remote;
+	/* That session has a seat, a VT, a tty. */
+	bool session_seat;
+	bool session_vt;
+	bool session_tty;
+	/* PAM_SERVICE, PAM_TTY, PAM_RHOST (NULL when unset) and this host's
+	 * name. */
+	const char *service;
+	const char *tty;
+	const char *rhost;
+	const char *hostname;
+};
+
+/* pl_presence_decide's answer: ask, or why not. */
+enum pl_presence_verdict {
+	/* A person at this machine: a local logind session with a seat, a VT
+	 * or a tty, or a login service on a local terminal. */
+	PL_PRESENCE_ASK = 0,
+	/* allow_remote: asked without evidence. */
+	PL_PRESENCE_ASK_ALLOWED,
+	/* No logind, and services= lists this service. */
+	PL_PRESENCE_ASK_LISTED,
+	/* PAM_RHOST names another host, or PAM_TTY is "ssh". */
+	PL_PRESENCE_REMOTE_HOST,
+	/* The logind session is remote (or its locality is unknown). */
+	PL_PRESENCE_REMOTE_SESSION,
+	/* A local session with no seat, VT or tty (cron's, a background one).
+	 */
+	PL_PRESENCE_NO_TERMINAL,
+	/* In no session, and not a login service on a VT, pty or X display of
+	 * this machine (a daemon: saslauthd, xrdp-sesman, dovecot; sudo from a
+	 * service). */
+	PL_PRESENCE_NO_SESSION,
+	/* No logind, and services= does not list this service. */
+	PL_PRESENCE_NOT_LISTED,
+	/* No logind and no services= option. */
+	PL_PRESENCE_NO_LOGIND,
+};
+
+/*
+ * Whether to ask for a pattern at all (docs/pam_patternlock.8, "WHO IS
+ * ASKED"): only with positive evidence of a person at this machine, and never
+ * for a remote PAM_RHOST. Anything but an ASK verdict means: say nothing,
+ * contact no daemon, return PAM_AUTHINFO_UNAVAIL. Pure: no I/O.
+ */
+enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
+					    const struct pl_config *cfg);
+
+/* True for the verdicts that ask. */
+bool pl_presence_asks(enum pl_presence_verdict verdict);
+
+/* A few words for the log saying why a verdict does not ask (or how it
+ * asks), e.g. "the logind session is remote". Never NULL. */
+const char *pl_presence_reason(enum pl_presence_verdict verdict);
+
+/* True when tty (PAM_TTY) is a terminal of this machine a login runs on: a VT
+ * (/dev/ttyN, ttyN), a pseudo-terminal (/dev/pts/N, pts/N) or a local X
+ * display (:N, :N.M). */
+bool pl_local_terminal(const char *tty);
+
+/* True when name is one of the comma-separated names of list, byte for byte. */
+bool pl_service_listed(const char *list, const char *name);
 
 /* The grid shown before the prompt, as the keys of layout show it. Returns
  * the length, or -1 when it does not fit. */

@@ -2,21 +2,30 @@
 /// Where a failed attempt came from, as PAM told the daemon; shown by `status`.
 public struct FailureEntry: Equatable, Sendable {
     public var when: Int64
+    /// The peer's uid (SO_PEERCRED): 0 for sudo, su and polkit-agent-helper-1.
     public var uid: UInt32
     public var service: String
     public var tty: String
     public var rhost: String
-    /// The user who asked (PAM_RUSER: who ran sudo or su). Through PAM the peer uid
-    /// is the program's, 0 for sudo and su, so this is what says who it was.
+    /// The user who asked (PAM_RUSER: who ran sudo or su), as the program reports
+    /// it: polkit-agent-helper-1 reports the target user there, not the caller.
     /// Empty in entries written before it was kept.
     public var ruser: String
     /// The host whose daemon counted the attempt: set in a fleet, where every host
     /// shares one count; empty in the file store (always this host).
     public var host: String
+    /// Who made the attempt (shown as "By"): the real uid of the program that ran
+    /// PAM, which the daemon takes from a root peer's `caller=` and otherwise is
+    /// the peer itself. nil in entries written before it was kept.
+    public var caller: UInt32?
+    /// The caller's logind session id and its seat (or tty), as the module reported
+    /// them; empty when it was in no session.
+    public var session: String
+    public var seat: String
 
     public init(
         when: Int64, uid: UInt32, service: String = "", tty: String = "", rhost: String = "", ruser: String = "",
-        host: String = ""
+        host: String = "", caller: UInt32? = nil, session: String = "", seat: String = ""
     ) {
         self.when = when
         self.uid = uid
@@ -25,6 +34,9 @@ public struct FailureEntry: Equatable, Sendable {
         self.rhost = FailureEntry.clip(rhost)
         self.ruser = FailureEntry.clip(ruser)
         self.host = FailureEntry.clip(host)
+        self.caller = caller
+        self.session = FailureEntry.clip(session)
+        self.seat = FailureEntry.clip(seat)
     }
 
     /// Fields are capped at 64 bytes so that a record and a STATUS line stay small.
@@ -35,21 +47,30 @@ public struct FailureEntry: Equatable, Sendable {
     }
 
     /// `when,uid,service,tty,rhost,ruser[,host]`, each field percent-encoded on its
-    /// own; the host only when there is one (a fleet).
+    /// own; the host only when there is one (a fleet). With a caller, all ten:
+    /// `when,uid,service,tty,rhost,ruser,host,caller,session,seat` (host may then be
+    /// empty).
     public var encoded: String {
         var fields = [
             String(when), String(uid), PercentEncoding.encode(service), PercentEncoding.encode(tty),
             PercentEncoding.encode(rhost), PercentEncoding.encode(ruser),
         ]
-        if !host.isEmpty { fields.append(PercentEncoding.encode(host)) }
+        if let caller {
+            fields += [
+                PercentEncoding.encode(host), String(caller), PercentEncoding.encode(session),
+                PercentEncoding.encode(seat),
+            ]
+        } else if !host.isEmpty {
+            fields.append(PercentEncoding.encode(host))
+        }
         return fields.joined(separator: ",")
     }
 
-    /// Also reads the five fields of entries written before `ruser` was kept, and the
-    /// seventh, `host`, of a fleet's.
+    /// Also reads the five fields of entries written before `ruser` was kept, the
+    /// seventh, `host`, of a fleet's, and the ten of entries with a caller.
     public init?(encoded: some StringProtocol) {
         let f = encoded.split(separator: ",", omittingEmptySubsequences: false)
-        guard (5...7).contains(f.count), let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
+        guard [5, 6, 7, 10].contains(f.count), let when = Int64(f[0]), when >= 0, let uid = UInt32(f[1]),
             let service = PercentEncoding.decode(f[2]), let tty = PercentEncoding.decode(f[3]),
             let rhost = PercentEncoding.decode(f[4])
         else { return nil }
@@ -59,11 +80,21 @@ public struct FailureEntry: Equatable, Sendable {
             ruser = r
         }
         var host = ""
-        if f.count == 7 {
-            guard let h = PercentEncoding.decode(f[6]), !h.isEmpty else { return nil }
+        if f.count >= 7 {
+            guard let h = PercentEncoding.decode(f[6]), f.count == 10 || !h.isEmpty else { return nil }
             host = h
         }
-        self.init(when: when, uid: uid, service: service, tty: tty, rhost: rhost, ruser: ruser, host: host)
+        var caller: UInt32?
+        var session = "", seat = ""
+        if f.count == 10 {
+            guard let c = UInt32(f[7]), String(c) == f[7], let s = PercentEncoding.decode(f[8]),
+                let t = PercentEncoding.decode(f[9])
+            else { return nil }
+            (caller, session, seat) = (c, s, t)
+        }
+        self.init(
+            when: when, uid: uid, service: service, tty: tty, rhost: rhost, ruser: ruser, host: host, caller: caller,
+            session: session, seat: seat)
     }
 }
 

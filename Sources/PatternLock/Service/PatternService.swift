@@ -155,7 +155,8 @@ public final class PatternService: Sendable {
         }
         let entry = FailureEntry(
             when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
-            ruser: context.ruser)
+            ruser: context.ruser, caller: context.caller?.uid, session: context.caller?.session ?? "",
+            seat: context.caller?.seat ?? "")
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
         let owner = accountUID(user)

@@ -25,9 +25,12 @@ public struct FileStore: Store {
     /// `exclusive` (the daemon) first takes a lock on `.lock` in the directory for
     /// the life of the process, so a second daemon on the same directory stops
     /// before it can remove the first one's temp files mid-write.
+    /// `ownedByAnyone` is for root reading another uid's directory, as `db import`
+    /// reads the directory of a daemon that ran under systemd's DynamicUser: the
+    /// records there cannot be forged without the key, which the import checks.
     public init(
         directory: String, exclusive: Bool = false, policy: LockoutPolicy = LockoutPolicy(),
-        clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+        clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }, ownedByAnyone: Bool = false
     ) throws(StoreError) {
         self.directory = directory
         self.policy = policy
@@ -48,7 +51,7 @@ public struct FileStore: Store {
         guard st.st_mode & S_IFMT == S_IFDIR else {
             throw .unsafeDirectory("The state directory \(directory) is not a directory (or is a symbolic link).")
         }
-        guard st.st_uid == Sys.effectiveUID else {
+        guard st.st_uid == Sys.effectiveUID || ownedByAnyone else {
             throw .unsafeDirectory(
                 "The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)"
             )

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What logind knows about the process that runs PAM: the thin sd-login
+ * wrapper under presence.c's pure decision. Every string libsystemd returns is
+ * freed here; what the module keeps is copied into fixed buffers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-login.h>
+
+#include "logind.h"
+
+/* Copies at most PL_MAX_SESSION_FIELD bytes of src (without "/dev/"); "" for
+ * NULL. wire.c cuts it again on a character boundary for the request. */
+static void copy_field(char *dest, const char *src)
+{
+	size_t n;
+
+	dest[0] = '\0';
+	if (src == NULL)
+		return;
+	if (strncmp(src, "/dev/", 5) == 0)
+		src += 5;
+	n = strnlen(src, PL_MAX_SESSION_FIELD);
+	memcpy(dest, src, n);
+	dest[n] = '\0';
+}
+
+/*
+ * The session this process belongs to or, for a process of a user's service
+ * manager (GNOME and KDE run terminals and the polkit agent there, outside any
+ * session), that user's graphical session. NULL when none; the caller frees
+ * the id.
+ */
+static char *own_session(void)
+{
+	char *session = NULL;
+	char *unit = NULL;
+	uid_t owner;
+
+	if (sd_pid_get_session(0, &session) >= 0 && session != NULL)
+		return session;
+	free(session);
+	session = NULL;
+	if (sd_pid_get_user_unit(0, &unit) < 0)
+		return NULL;
+	free(unit);
+	if (sd_pid_get_owner_uid(0, &owner) < 0 ||
+	    sd_uid_get_display(owner, &session) < 0) {
+		free(session);
+		return NULL;
+	}
+	return session;
+}
+
+void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
+{
+	char *session = NULL;
+	char *seat = NULL;
+	char *tty = NULL;
+	char *service = NULL;
+	unsigned vt = 0;
+	int remote;
+
+	p->in_session = false;
+	p->session_remote = -1;
+	p->session_seat = p->session_vt = p->session_tty = false;
+	caller->session[0] = caller->seat[0] = '\0';
+	/* How libsystemd itself tells that logind runs. */
+	p->logind = access("/run/systemd/seats/", F_OK) == 0;
+	if (!p->logind)
+		return;
+	session = own_session();
+	if (session == NULL)
+		return;
+	p->in_session = true;
+	remote = sd_session_is_remote(session);
+	/* pam_systemd calls a session remote only when PAM_RHOST is not
+	 * "localhost": sshd from 127.0.0.1 with UseDNS is "local". An SSH
+	 * session never has a person at this machine's keyboard. */
+	if (sd_session_get_service(session, &service) >= 0 && service != NULL &&
+	    strcmp(service, "sshd") == 0)
+		remote = 1;
+	p->session_remote = remote < 0 ? -1 : remote > 0;
+	p->session_seat = sd_session_get_seat(session, &seat) >= 0 &&
+			  seat != NULL && seat[0] != '\0';
+	p->session_vt = sd_session_get_vt(session, &vt) >= 0 && vt > 0;
+	p->session_tty = sd_session_get_tty(session, &tty) >= 0 &&
+			 tty != NULL && tty[0] != '\0';
+	copy_field(caller->session, session);
+	copy_field(caller->seat, p->session_seat  ? seat
+				 : p->session_tty ? tty
+						  : NULL);
+	free(service);
+	free(tty);
+	free(seat);
+	free(session);
+}
