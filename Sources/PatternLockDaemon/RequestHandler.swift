@@ -168,13 +168,13 @@ package struct RequestHandler: Sendable {
         case .first:
             switch proof.check(peer, hangUp) {
             case .proven:
-                log.append("password=proven")
+                log.append("password_proof=proven")
                 return .proceed(proven: true)
             case .refused(let why):
-                log.append(Log.field("password", "refused: " + why))
+                log.append(Log.field("password_proof", "refused: " + why))
                 return .refuse(.error(.passwordProofRequired))
             case .unavailable(let why):
-                log.append(Log.field("password", "unavailable: " + why))
+                log.append(Log.field("password_proof", "unavailable: " + why))
                 return .refuse(.error(.passwordProofUnavailable))
             }
         }

@@ -132,7 +132,7 @@ def test_enroll_on_a_terminal_asks_the_password_through_pkttyagent_and_then_sudo
     assert "AUTHENTICATION COMPLETE" in out, out
     assert not re.search(r"\[sudo\] password", out), "sudo asked for the password although the pattern was right"
     assert has_record(system, user)
-    assert "password=proven" in system.ok(f"journalctl -u patternlockd.service --no-pager -o cat | grep 'enroll user={user} '")
+    assert "password_proof=proven" in system.ok(f"journalctl -u patternlockd.service --no-pager -o cat | grep 'enroll user={user} '")
 
 
 def test_a_wrong_password_is_refused_and_nothing_is_written(system, user):
