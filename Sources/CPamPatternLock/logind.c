@@ -28,11 +28,46 @@ static void copy_field(char *dest, const char *src)
 	dest[n] = '\0';
 }
 
+/* An SSH session never has a person at this machine's keyboard: logind calls
+ * it remote, or (sshd from 127.0.0.1 with UseDNS) at least sshd opened it. */
+static bool session_is_remote(const char *session)
+{
+	char *service = NULL;
+	bool remote = sd_session_is_remote(session) != 0;
+
+	if (sd_session_get_service(session, &service) >= 0 && service != NULL &&
+	    strcmp(service, "sshd") == 0)
+		remote = true;
+	free(service);
+	return remote;
+}
+
+/* Whether uid has any session, in any state, that is remote; true when logind
+ * cannot say. */
+static bool uid_has_remote_session(uid_t uid)
+{
+	char **sessions = NULL;
+	int n = sd_uid_get_sessions(uid, 0, &sessions);
+	bool remote = n < 0;
+
+	for (int i = 0; i < n && sessions != NULL && sessions[i] != NULL; i++) {
+		if (session_is_remote(sessions[i]))
+			remote = true;
+	}
+	for (int i = 0; sessions != NULL && sessions[i] != NULL; i++)
+		free(sessions[i]);
+	free(sessions);
+	return remote;
+}
+
 /*
  * The session this process belongs to or, for a process of a user's service
  * manager (GNOME and KDE run terminals and the polkit agent there, outside any
- * session), that user's graphical session. NULL when none; the caller frees
- * the id.
+ * session), that user's graphical session, if it is active and the user has no
+ * remote session: a user logged in over SSH can leave their SSH session for
+ * the service manager (`systemd-run --user --scope sudo`), and nothing then
+ * tells that process from one of the desktop's. NULL when none; the caller
+ * frees the id.
  */
 static char *own_session(void)
 {
@@ -48,7 +83,9 @@ static char *own_session(void)
 		return NULL;
 	free(unit);
 	if (sd_pid_get_owner_uid(0, &owner) < 0 ||
-	    sd_uid_get_display(owner, &session) < 0) {
+	    uid_has_remote_session(owner) ||
+	    sd_uid_get_display(owner, &session) < 0 || session == NULL ||
+	    sd_session_is_active(session) <= 0) {
 		free(session);
 		return NULL;
 	}
@@ -60,7 +97,6 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	char *session = NULL;
 	char *seat = NULL;
 	char *tty = NULL;
-	char *service = NULL;
 	unsigned vt = 0;
 	int remote;
 
@@ -78,10 +114,8 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	p->in_session = true;
 	remote = sd_session_is_remote(session);
 	/* pam_systemd calls a session remote only when PAM_RHOST is not
-	 * "localhost": sshd from 127.0.0.1 with UseDNS is "local". An SSH
-	 * session never has a person at this machine's keyboard. */
-	if (sd_session_get_service(session, &service) >= 0 && service != NULL &&
-	    strcmp(service, "sshd") == 0)
+	 * "localhost": sshd from 127.0.0.1 with UseDNS is "local". */
+	if (remote == 0 && session_is_remote(session))
 		remote = 1;
 	p->session_remote = remote < 0 ? -1 : remote > 0;
 	p->session_seat = sd_session_get_seat(session, &seat) >= 0 &&
@@ -93,7 +127,6 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	copy_field(caller->seat, p->session_seat  ? seat
 				 : p->session_tty ? tty
 						  : NULL);
-	free(service);
 	free(tty);
 	free(seat);
 	free(session);

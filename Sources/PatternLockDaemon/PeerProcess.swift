@@ -20,8 +20,13 @@ package final class PeerProcess: Sendable {
     package let uid: UInt32
     /// -1 when the kernel has none to give.
     private let pidfd: Int32
-    /// Read at accept when there is no pidfd; nil otherwise, or when it could not be read.
+    /// Read at accept when the kernel has no SO_PEERPIDFD; nil otherwise, or when it
+    /// could not be read.
     private let startTimeAtAccept: UInt64?
+    /// The kernel knows SO_PEERPIDFD but gave no pidfd (the peer has exited, or the
+    /// daemon is out of descriptors): the process cannot be named safely, and the
+    /// racy start-time path is not taken in its place.
+    private let pidfdFailed: Bool
 
     /// The peer of a connected socket; nil when SO_PEERCRED cannot be read.
     package init?(socket fd: Int32) {
@@ -30,8 +35,10 @@ package final class PeerProcess: Sendable {
         self.pid = pid
         self.uid = uid
         pidfd = pl_peer_pidfd(fd)
+        let unsupported = pidfd < 0 && errno == ENOPROTOOPT
+        pidfdFailed = pidfd < 0 && !unsupported
         // A peer in another pid namespace shows pid 0: no process can be named.
-        startTimeAtAccept = pidfd < 0 && pid > 0 ? PeerProcess.startTime(of: pid) : nil
+        startTimeAtAccept = unsupported && pid > 0 ? PeerProcess.startTime(of: pid) : nil
     }
 
     deinit { if pidfd >= 0 { close(pidfd) } }
@@ -52,7 +59,7 @@ package final class PeerProcess: Sendable {
 
     /// The pid and start time that name this process to polkit now.
     package func identity() -> Result<(pid: Int32, startTime: UInt64), Unnamed> {
-        guard pid > 0 else { return .failure(.gone) }
+        guard pid > 0, !pidfdFailed else { return .failure(.gone) }
         if pidfd >= 0 {
             let start = PeerProcess.startTime(of: pid)
             // Alive after the read: the pid was not reused, so the read was this process's.

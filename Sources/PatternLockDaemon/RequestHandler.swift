@@ -83,7 +83,10 @@ package struct RequestHandler: Sendable {
             if isRoot {
                 guard accounts.uid(user) != nil else { replies = [.error(.noSuchUser)]; break }
             } else {
-                guard isSelf(user) else { replies = [.denied]; break }
+                // The name and the uid: where two accounts share a name (files and
+                // LDAP), the password proof is about the peer's uid, so the record
+                // must be that uid's.
+                guard isSelf(user), accounts.uid(user) == peerUID else { replies = [.denied]; break }
                 // A chosen count costs the daemon's CPU (up to 10^9 iterations), so
                 // only root may choose one.
                 guard iterations == nil else { replies = [.error(.iterationsRootOnly)]; break }

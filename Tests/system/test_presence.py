@@ -11,6 +11,7 @@ sudo inside an SSH session, saslauthd, a console login and su/sudo inside a loca
 logind session, a process in no session, and polkit-agent-helper-1 run by
 another user against the victim, whose uid the daemon then logs and `status`
 shows."""
+import json
 import os
 import pathlib
 import pwd
@@ -23,6 +24,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
+import booted  # noqa: E402
 from conftest import SYSTEM_PYTHON, figure, skip_or_fail  # noqa: E402
 from pam_support import (GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT,  # noqa: E402
                          WRONG, by_verb, documented_stack, on, set_password, without_logind)
@@ -197,6 +199,17 @@ class Clients:
     def uid(self, user):
         return int(self.system.ok(f"id -u {user}"))
 
+    def ssh(self, user):
+        """argv of an SSH login as user to the container's own sshd on
+        127.0.0.1:2222 (started once; key login only), for the pty driver."""
+        self.system.ok("mkdir -p /run/sshd && (ss -ltn | grep -q 127.0.0.1:2222 || "
+                       "/usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no)")
+        self.system.ok(f"runuser -u {user} -- ssh-keygen -q -t ed25519 -N '' -f /home/{user}/.ssh/id_ed25519 && "
+                       f"cp /home/{user}/.ssh/id_ed25519.pub /home/{user}/.ssh/authorized_keys && "
+                       f"chown {user}: /home/{user}/.ssh/authorized_keys")
+        return ["runuser", "-u", user, "--", "ssh", "-tt", "-p", "2222", "-o", "StrictHostKeyChecking=no",
+                "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", f"{user}@127.0.0.1"]
+
     def session(self, user, password, commands, pattern_prompt=False, timeout=60):
         """Logs user in with `login` on a pty (a local logind session) and runs the
         steps of each command at the prompt; returns the transcript."""
@@ -218,14 +231,8 @@ def test_sudo_and_su_inside_an_ssh_session_are_not_asked_and_the_daemon_never_he
     s = clients.system
     password = "Ssh-Pass-w0rd"
     user = clients.user("plssh", password, pattern=PATTERN, sudo=True)
-    s.ok("mkdir -p /run/sshd && (ss -ltn | grep -q 127.0.0.1:2222 || "
-         "/usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no)")
-    s.ok(f"runuser -u {user} -- ssh-keygen -q -t ed25519 -N '' -f /home/{user}/.ssh/id_ed25519 && "
-         f"cp /home/{user}/.ssh/id_ed25519.pub /home/{user}/.ssh/authorized_keys && "
-         f"chown {user}: /home/{user}/.ssh/authorized_keys")
+    ssh = clients.ssh(user)
     before = clients.daemon_lines(user)
-    ssh = ["runuser", "-u", user, "--", "ssh", "-tt", "-p", "2222", "-o", "StrictHostKeyChecking=no",
-           "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", f"{user}@127.0.0.1"]
     rc, out = s.pty(ssh, [
         ["expect", r"[$#] "], ["send", "PS1='plsh''ell> '\n"], ["expect", r"\nplshell> "],
         ["send", "loginctl show-session $XDG_SESSION_ID -p Remote -p Service\n"],
@@ -243,6 +250,41 @@ def test_sudo_and_su_inside_an_ssh_session_are_not_asked_and_the_daemon_never_he
     # The module said why, in the journal, at debug level.
     log = s.ok("journalctl -t sudo -t su -o cat --no-pager | grep 'pam_patternlock' | tail -n 5")
     assert "not asked: the logind session is remote" in log, log
+
+
+def test_sudo_moved_out_of_an_ssh_session_into_the_user_manager_is_not_asked(clients):
+    """A user logged in over SSH can leave the SSH session for their service
+    manager (`systemd-run --user --scope sudo`): in no session, the module would
+    take the user's local seat session as the evidence (it does so for the
+    terminals and polkit agent GNOME and KDE run there), and sudo over SSH would
+    take the pattern. While the user has a remote session it does not."""
+    s = clients.system
+    password = "Scope-Pass-w0rd"
+    user = clients.user("plscope", password, pattern=PATTERN, sudo=True)
+    ssh = clients.ssh(user)
+    # The same user at this machine, in a session on seat0 that stays open.
+    spec = json.dumps({"argv": ["login", "-p", user], "timeout": 150,
+                       "env": {"XDG_SEAT": "seat0", "XDG_VTNR": "0", "HOME": f"/home/{user}"},
+                       "steps": s.login_steps(user, password, pattern_prompt=True)
+                       + [["send", "sleep 120; exit\n"], ["eof"]]})
+    s.ok(f"cat > /tmp/{user}.json && (setsid /usr/bin/python3 {booted.PTY_DRIVER} < /tmp/{user}.json "
+         f"> /tmp/{user}.out 2>&1 &)", input=spec)
+    try:
+        s.ok(f"for i in $(seq 60); do loginctl show-user {user} -p Display --value | grep -q . && exit 0; "
+             f"sleep 0.5; done; cat /tmp/{user}.out; exit 1")
+        before = clients.daemon_lines(user)
+        rc, out = s.pty(ssh, [
+            ["expect", r"[$#] "], ["send", "PS1='plsh''ell> '\n"], ["expect", r"\nplshell> "],
+            ["send", "systemd-run --user --scope -q sh -c 'cat /proc/self/cgroup; sudo -k id -un'\n"],
+            ["expect", r"user@\d+\.service"],
+            ["expect", rf"\[sudo\] password for {user}: "],
+            ["secret", password + "\n"], ["expect", r"\nroot\r?\nplshell> "],
+            ["send", "exit\n"], ["eof"]], timeout=90)
+        assert rc == 0, out
+        assert "Pattern" not in out and "1 2 3" not in out, out
+        assert clients.daemon_lines(user) == before, "the daemon was asked for a sudo that came from SSH"
+    finally:
+        s.run(f"loginctl terminate-user {user}; rm -f /tmp/{user}.json /tmp/{user}.out")
 
 
 def test_saslauthd_never_reaches_the_daemon_and_a_digit_password_is_never_counted(clients):
