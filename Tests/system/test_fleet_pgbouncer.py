@@ -181,3 +181,52 @@ def test_without_the_documented_settings_the_daemon_refuses_to_start_and_says_wh
         fleet_hosts(b.socket_url(), 1, extra_args=password_file(shared_tmp))
     assert "run with statement_timeout = 0 ms, lock_timeout = 0 ms" in str(e.value)
     assert f"ALTER ROLE {ROLE} SET statement_timeout = 1500;" in str(e.value)
+
+
+def test_another_clients_session_setting_does_not_make_a_count_asynchronous(bouncer, fleet_hosts, postgres,
+                                                                           shared_tmp, make_users):
+    """In transaction pooling the clients of a role share its server connections, and a
+    session-level SET stays on the server connection for whoever gets it next. A client
+    that turns synchronous_commit off there must not make a count answer before it is on
+    disk: each write of the daemon sets it for its own transaction. Seen from the
+    server: commits wait for a synchronous standby that does not exist, so a count
+    committed with synchronous_commit on never answers (the store's deadline:
+    unavailable, no hash), and one committed with it off answers at once."""
+    b = bouncer({"default_pool_size": "1", "reserve_pool_size": "0", "max_db_connections": "1"})
+    (host,) = fleet_hosts(b.socket_url(), 1, extra_args=password_file(shared_tmp))
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    deadline = time.monotonic() + 10
+    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
+        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
+        time.sleep(0.05)
+    # The hostile client: the role's password, through the same pool of one server connection.
+    b.psql("SET synchronous_commit = off")
+    assert b.psql("SHOW synchronous_commit") == "off"
+    hashed = evaluations(host)
+    postgres.commits_wait_for_a_standby(True)
+    try:
+        reply = verify(host, user, WRONG, timeout=10)
+    finally:
+        postgres.commits_wait_for_a_standby(False)
+    assert reply == "ERROR message=store_unavailable", reply
+    assert evaluations(host) == hashed, host.read_log()
+    # The count landed once commits went on; the other client's setting is still on
+    # that server connection (ours was for our transaction only).
+    deadline = time.monotonic() + 10
+    while (status := host.request(f"STATUS user={user}")) == "ERROR message=store_unavailable":
+        assert time.monotonic() < deadline, "the daemon did not recover"
+        time.sleep(0.1)
+    assert parse_reply(status)[1]["failures"] == "1", status
+    assert b.psql("SHOW synchronous_commit") == "off"
+    # An enroll (a new pattern after a leak) is not answered before it is on disk either.
+    postgres.commits_wait_for_a_standby(True)
+    try:
+        enrolled = host.request(f"ENROLL user={user} pattern={WRONG}", timeout=10)
+    finally:
+        postgres.commits_wait_for_a_standby(False)
+    figure("fleet pgbouncer hostile SET", f"another client's synchronous_commit = off on the shared server "
+                                          f"connection: wrong pattern {reply!r}, enroll {enrolled!r} while "
+                                          f"commits wait for the disk (a standby)")
+    assert enrolled == "ERROR message=store_unavailable", enrolled

@@ -89,6 +89,33 @@ def test_the_failure_limit_is_the_hosts_not_the_databases(fleet, postgres, make_
     assert evaluations(host) == 5
 
 
+def test_a_negative_count_or_lock_time_is_corrupt_and_buys_no_guesses(fleet, postgres, make_users):
+    """The table's CHECK (failures >= 0) is its owner's, the daemons' role, to drop:
+    a count of -1000 written once would otherwise give 1,004 guesses before the lock.
+    A negative count or lock time is no count the hosts ever write: corrupt, no hash."""
+    (host,) = fleet(1)
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    checks = db(postgres, "SELECT string_agg(conname, ' ') FROM pg_constraint "
+                          "WHERE conrelid = 'patternlock_users'::regclass AND contype = 'c'").split()
+    assert len(checks) == 2, checks
+    for name in checks:
+        postgres.psql(f"ALTER TABLE patternlock_users DROP CONSTRAINT {name}", database="patternlock",
+                      role="patternlock")
+    for failures, locked_since in ((-1000, 0), (0, -1000)):
+        db(postgres, f"UPDATE patternlock_users SET failures = {failures}, locked_since = {locked_since} "
+                     f"WHERE user_name = '{user}'")
+        replies = [verify(host, user, WRONG) for _ in range(7)] + [verify(host, user, RIGHT)]
+        assert replies == ["NOT_ENROLLED"] * 8, (failures, locked_since, replies)
+        assert status(host, user)["corrupt"] == "1", (failures, locked_since)
+        assert db(postgres, f"SELECT failures, locked_since FROM patternlock_users "
+                            f"WHERE user_name = '{user}'") == f"{failures}|{locked_since}"
+    assert evaluations(host) == 0
+    # An administrator's reset or enroll puts the user right again.
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+
+
 def test_a_credential_asking_for_far_more_iterations_than_the_host_is_never_hashed(fleet, postgres, make_users):
     (host,) = fleet(1, extra_args=["--iterations", "600000"])
     (user,) = make_users(1)
