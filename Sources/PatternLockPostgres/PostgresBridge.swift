@@ -39,13 +39,13 @@ extension PostgresStore {
 
     /// Runs `body` within the store's deadline, unless the database was found
     /// unreachable less than `retryAfterDown` ago.
-    func call<T: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> T) throws(StoreError) -> T {
-        let client = self.client
+    func call<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws(StoreError) -> T {
+        let connections = self.connections
         if downUntil.withLock({ $0 }) > Calibration.now() {
             throw .unavailable("The database could not be reached a moment ago; trying again in under \(PostgresStore.retryAfterDown) s.")
         }
         do {
-            return try PostgresStore.blocking(deadline) { try await body(client) }
+            return try PostgresStore.blocking(deadline) { try await connections.withConnection { try await body($0) } }
         } catch {
             if case .unavailable(let why) = error, !why.contains("SQLSTATE") {
                 downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }

@@ -6,20 +6,30 @@ import PatternLock
 import Glibc
 #endif
 
-/// Who may answer for the database: checked before the password is handed to the
-/// driver. postgres-nio answers a request for a cleartext or MD5 password with the
-/// password and has no way to refuse one, so the check is on the endpoint: over
-/// TCP a certificate checked against the fleet's own CA (DatabaseURL refuses
-/// `disable` and `require`), over a Unix socket a socket that only PostgreSQL's
-/// own account can have put there.
+/// Who may answer for the database: checked on every connection before the
+/// password can leave (PostgresConnections.swift opens each one). Over TCP a
+/// certificate checked against the fleet's own CA (DatabaseURL refuses `disable`
+/// and `require`), over a Unix socket a listener that is PostgreSQL's own account;
+/// and on both, `ScramOnly` lets through no request for the password but
+/// SCRAM-SHA-256's.
 extension PostgresStore {
-    /// Refuses a Unix socket that another user could have put there: its directory
-    /// must not be writable by every user, the socket must belong to the directory's
-    /// owner (PostgreSQL's account; or any account in a directory root owns that
-    /// neither group nor others can write), and the process listening on it must be
-    /// that account (SO_PEERCRED). Checked once, before the first connection: the
-    /// pool's later connections are not (docs/SECURITY.md says what that leaves open).
-    static func checkSocket(_ path: String, in url: DatabaseURL) throws(StoreError) {
+    /// Connects to the Unix socket `path` and returns the connected descriptor,
+    /// once it is known to be PostgreSQL's: the directory must not be writable by
+    /// every user, the socket file must belong to the directory's owner (PostgreSQL's
+    /// account; any owner in a directory that only root can write), and the process
+    /// listening on this very connection (SO_PEERCRED, as it was when it called
+    /// listen) must be the directory's owner (or, in a root-only directory, the
+    /// socket's). Made for every connection of the pool, so a socket planted after
+    /// start (while PostgreSQL restarts) gets no password either.
+    ///
+    /// A group-writable directory is accepted: Debian's /var/run/postgresql is
+    /// postgres:postgres 2775. A member of that group can put a socket file there,
+    /// but cannot listen as the directory's owner, and the listener's uid is what
+    /// decides: the password goes to PostgreSQL's account or to nobody. A
+    /// world-writable directory is refused all the same (nothing but a sticky bit
+    /// keeps others from replacing the socket, and a root-owned /tmp would make
+    /// root the expected listener).
+    static func connectSocket(_ path: String, in url: DatabaseURL) throws(StoreError) -> Int32 {
         let dir = Sys.splitPath(path).0
         guard case .success(let d) = Sys.lstat(dir), d.st_mode & S_IFMT == S_IFDIR else {
             throw .unavailable(
@@ -42,22 +52,25 @@ extension PostgresStore {
                 "The socket \(path) belongs to uid \(s.st_uid), not to the owner of its directory (uid \(d.st_uid), PostgreSQL's account): another user may have put it there to be sent the database password. Remove it and restart PostgreSQL."
             )
         }
-        guard let peer = listeningUID(path) else {
+        guard case .success(let fd) = Socket.unixStream() else {
+            throw .unavailable("Cannot make a socket to reach the PostgreSQL socket \(path).")
+        }
+        // Non-blocking: a listener whose queue is full (one that never accepts) makes
+        // connect fail at once instead of holding this thread.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        guard case .success = Socket.connect(fd, path: path) else {
+            Sys.close(fd)
             throw .unavailable("Nothing answers on the PostgreSQL socket \(path). Check that PostgreSQL runs.")
         }
-        guard peer == s.st_uid else {
+        let expected = rootOnly ? s.st_uid : d.st_uid
+        guard let peer = Socket.peerUID(fd), peer == expected || peer == d.st_uid else {
+            let peer = Socket.peerUID(fd).map { "uid \($0)" } ?? "an unknown user"
+            Sys.close(fd)
             throw .refused(
-                "The process listening on \(path) runs as uid \(peer), not as the socket's owner (uid \(s.st_uid)): it is not the database, and the password is not sent to it."
+                "The process listening on \(path) runs as \(peer), not as the owner of the socket and its directory (uid \(expected)): it is not the database, and the password is not sent to it."
             )
         }
-    }
-
-    /// The uid of the process listening on a Unix socket (SO_PEERCRED), nil when none answers.
-    private static func listeningUID(_ path: String) -> uid_t? {
-        guard case .success(let fd) = Socket.unixStream() else { return nil }
-        defer { Sys.close(fd) }
-        guard case .success = Socket.connect(fd, path: path) else { return nil }
-        return Socket.peerUID(fd)
+        return fd
     }
 
     /// Refuses `sslmode=verify-ca` with a bundle of CAs: without the host name

@@ -33,26 +33,29 @@ extension PostgresStore {
     /// Reads the fleet's settings (first storing `proposal` and this key's check
     /// value when the database has none) and refuses a key other than the fleet's.
     static func checkKey(
-        _ client: PostgresClient, url: DatabaseURL, pepper: Pepper, proposal: Proposal?,
+        _ connections: PostgresConnections, url: DatabaseURL, pepper: Pepper, proposal: Proposal?,
         timeout: Double
     ) throws(StoreError) -> Settings {
         let check = keyCheck(pepper)
         let settings: Settings?
         do {
             settings = try blocking(timeout) { () async throws -> Settings? in
-                if let p = proposal {
-                    try await client.query(
-                        """
-                        INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after)
-                        VALUES (1, \(check), \(p.iterations), \(p.unlockAfter)) ON CONFLICT (id) DO NOTHING
-                        """)
+                try await connections.withConnection { client -> Settings? in
+                    if let p = proposal {
+                        try await client.query(
+                            """
+                            INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after)
+                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter) WHERE \(unescaped: PostgresStore.durableCommit)
+                            ON CONFLICT (id) DO NOTHING
+                            """)
+                    }
+                    let rows = try await client.query(
+                        "SELECT key_check, iterations, unlock_after, max_failures FROM patternlock_settings WHERE id = 1")
+                    for try await (k, i, u, m) in rows.decode((String, Int, Int64, Int).self) {
+                        return Settings(keyCheck: k, iterations: i, unlockAfter: u, maxFailures: m)
+                    }
+                    return nil
                 }
-                let rows = try await client.query(
-                    "SELECT key_check, iterations, unlock_after, max_failures FROM patternlock_settings WHERE id = 1")
-                for try await (k, i, u, m) in rows.decode((String, Int, Int64, Int).self) {
-                    return Settings(keyCheck: k, iterations: i, unlockAfter: u, maxFailures: m)
-                }
-                return nil
             }
         } catch {
             throw .unavailable("Cannot read the fleet's settings from \(url): \(error.description)")
@@ -78,7 +81,7 @@ extension PostgresStore {
                 """
                 UPDATE patternlock_settings SET iterations = coalesce(\(iterations), iterations),
                     unlock_after = coalesce(\(unlockAfter), unlock_after)
-                WHERE id = 1 RETURNING iterations, unlock_after
+                WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit) RETURNING iterations, unlock_after
                 """)
             for try await (i, u) in rows.decode((Int, Int64).self) { return (i, u) }
             throw StoreError.refused("The database has no fleet settings.")

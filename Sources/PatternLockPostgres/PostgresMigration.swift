@@ -8,15 +8,17 @@ import PostgresNIO
 extension PostgresStore {
     public static var schemaVersion: Int { PostgresSchema.version }
 
-    static func prepareSchema(_ client: PostgresClient, url: DatabaseURL, migrate: Bool, timeout: Double) throws(StoreError) {
+    static func prepareSchema(_ connections: PostgresConnections, url: DatabaseURL, migrate: Bool, timeout: Double) throws(StoreError) {
         let current: Int?
         do {
             current = try blocking(timeout) { () async throws -> Int? in
                 do {
-                    let rows = try await client.query("SELECT max(version) FROM patternlock_schema")
-                    for try await (v) in rows.decode(Int?.self) { return v }
-                    return nil
-                } catch  where sqlState(error) == "42P01" {  // undefined_table
+                    return try await connections.withConnection { client -> Int? in
+                        let rows = try await client.query("SELECT max(version) FROM patternlock_schema")
+                        for try await (v) in rows.decode(Int?.self) { return v }
+                        return nil
+                    }
+                } catch where sqlState(error) == "42P01" {  // undefined_table
                     return nil
                 }
             }
@@ -35,14 +37,14 @@ extension PostgresStore {
             throw .refused(
                 "The database \(url) has no patternlock schema yet (or an older one). Create it with: patternlockd db init --store \(url)")
         }
-        try migrateSchema(client, url: url, timeout: timeout)
+        try migrateSchema(connections, url: url, timeout: timeout)
     }
 
     /// Runs the missing migrations in one transaction, one host at a time (an advisory lock).
-    static func migrateSchema(_ client: PostgresClient, url: DatabaseURL, timeout: Double) throws(StoreError) {
+    static func migrateSchema(_ connections: PostgresConnections, url: DatabaseURL, timeout: Double) throws(StoreError) {
         do {
             try blocking(timeout) {
-                try await client.withConnection { connection in
+                try await connections.withConnection { connection in
                     try await connection.withTransaction(logger: logger) { c in
                         try await c.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
                         try await c.query("CREATE TABLE IF NOT EXISTS patternlock_schema (version integer NOT NULL)", logger: logger)

@@ -6,34 +6,19 @@ import PostgresNIO
 import Glibc
 #endif
 
-/// One connection made by hand before the pool is used. The pool retries a failed
-/// connection until the caller's deadline, so a wrong password or a missing socket
-/// would surface as a timeout; a single connection fails at once, bounded by
-/// `connect_timeout`, and its error says what is wrong.
+/// One connection made at start, the way the pool makes them, before anything else
+/// is asked: it fails at once, bounded by `connect_timeout`, and its error says
+/// what is wrong (a wrong password, a missing socket) in the administrator's words.
 extension PostgresStore {
-    static func probe(_ url: DatabaseURL, password: String?, timeout: Double) throws(StoreError) {
-        var config: PostgresConnection.Configuration
-        switch url.endpoint {
-        case .unixSocket(let path):
-            config = .init(unixSocketPath: path, username: url.user, password: password, database: url.database)
-        case .tcp(let host, let port):
-            var tls = PostgresConnection.Configuration.TLS.disable
-            if let t = try tlsConfiguration(url) {
-                do { tls = .require(try NIOSSLContext(configuration: t)) } catch {
-                    throw .refused("The TLS settings of --store \(url) cannot be used: \(error).")
-                }
-            }
-            config = .init(host: host, port: port, username: url.user, password: password, database: url.database, tls: tls)
-        }
-        config.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        // The pool's own startup parameters: a server (or pooler) that refuses them refuses here, with its reason.
-        config.options.additionalStartupParameters = startupParameters
-        let connection = config
+    static func probe(_ connections: PostgresConnections, timeout: Double) throws(StoreError) {
+        let url = connections.url
         let seconds = url.connectTimeout
         try blocking(timeout) {
             let c: PostgresConnection
             do {
-                c = try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
+                c = try await connections.open(id: 0)
+            } catch let refused as StoreError {
+                throw refused
             } catch {
                 throw StoreError.unavailable(
                     "Cannot use the database \(url): \(connectionFailure(error, url: url, seconds: seconds))")

@@ -51,6 +51,10 @@ extension PostgresStore {
                                 "the credential asks for \(credential.iterations) iterations, more than this host's cap of \(cap)"
                             continue
                         }
+                        guard failures >= 0, lockedSince >= 0 else {
+                            bad = "the record holds a negative failure count or lock time, which no host writes"
+                            continue
+                        }
                         record = UserRecord(
                             user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
                             failures: failures, lockedSince: lockedSince)
@@ -80,7 +84,8 @@ extension PostgresStore {
                 try await c.query(
                     """
                     INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
-                    VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
+                    SELECT \(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince)
+                    WHERE \(unescaped: PostgresStore.durableCommit)
                     ON CONFLICT (user_name) DO UPDATE SET uid = EXCLUDED.uid, credential = EXCLUDED.credential,
                         failures = EXCLUDED.failures, locked_since = EXCLUDED.locked_since
                     """, logger: PostgresStore.logger)
@@ -109,7 +114,8 @@ extension PostgresStore {
                 let rows = try await c.query(
                     """
                     INSERT INTO patternlock_users (user_name, uid, credential, failures, locked_since)
-                    VALUES (\(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince))
+                    SELECT \(record.user), \(uid), \(record.credential.phc), \(record.failures), \(record.lockedSince)
+                    WHERE \(unescaped: PostgresStore.durableCommit)
                     ON CONFLICT (user_name) DO NOTHING RETURNING 1
                     """, logger: PostgresStore.logger)
                 var added = false
@@ -132,7 +138,7 @@ extension PostgresStore {
     public func remove(_ user: String) throws(StoreError) -> Bool {
         guard UserName.isValid(user) else { return false }
         return try call { client in
-            let rows = try await client.query("DELETE FROM patternlock_users WHERE user_name = \(user) RETURNING 1")
+            let rows = try await client.query("DELETE FROM patternlock_users WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) RETURNING 1")
             for try await _ in rows.decode(Int.self) { return true }
             return false
         }
@@ -164,14 +170,14 @@ extension PostgresStore {
                         """
                         WITH s AS (
                             SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after
-                            FROM patternlock_settings WHERE id = 1),
+                            FROM patternlock_settings WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)),
                         up AS (
                             UPDATE patternlock_users AS u SET
                                 failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
                                 locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= \(limit)
                                                THEN greatest(s.t, 1) ELSE 0 END
                             FROM s
-                            WHERE u.user_name = \(user) AND u.uid = \(uid)
+                            WHERE u.user_name = \(user) AND u.uid = \(uid) AND u.failures >= 0 AND u.locked_since >= 0
                               AND ((u.locked_since = 0 AND u.failures < \(limit))
                                    OR (u.locked_since <> 0 AND s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
                             RETURNING u.credential, u.failures, u.locked_since, s.t),
@@ -202,12 +208,16 @@ extension PostgresStore {
                 // Nothing counted: say why.
                 let why = try await client.query(
                     """
-                    SELECT u.uid, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
+                    SELECT u.uid, u.failures, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
                     FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
                     """)
-                for try await (storedUID, lockedSince, unlockAfter, t) in why.decode((Int64?, Int64, Int64, Int64).self) {
+                for try await (storedUID, failures, lockedSince, unlockAfter, t) in why.decode(
+                    (Int64?, Int, Int64, Int64, Int64).self)
+                {
                     // A NULL uid is never adopted: the row is not this account's.
                     guard storedUID == uid else { return .missing }
+                    // No host writes a negative count or lock time: one would buy guesses.
+                    guard failures >= 0, lockedSince >= 0 else { return .corrupt }
                     let record = UserRecord(
                         user: user, uid: accountUID, credential: PostgresStore.noCredential,
                         lockedSince: lockedSince)
@@ -226,7 +236,8 @@ extension PostgresStore {
         try call { client in
             _ = try await client.query(
                 """
-                WITH c AS (UPDATE patternlock_users SET failures = 0, locked_since = 0 WHERE user_name = \(user) RETURNING user_name)
+                WITH c AS (UPDATE patternlock_users SET failures = 0, locked_since = 0
+                    WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) RETURNING user_name)
                 DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name
                 """)
         }
@@ -237,6 +248,7 @@ extension PostgresStore {
             _ = try await client.query(
                 """
                 UPDATE patternlock_users SET credential = \(fresh.phc) WHERE user_name = \(user) AND credential = \(previous.phc)
+                    AND \(unescaped: PostgresStore.durableCommit)
                 """)
         }
     }
@@ -248,7 +260,7 @@ extension PostgresStore {
                 """
                 WITH old AS (
                     SELECT user_name, uid, credential, failures, locked_since FROM patternlock_users
-                    WHERE user_name = \(user) FOR UPDATE),
+                    WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) FOR UPDATE),
                 c AS (UPDATE patternlock_users u SET failures = 0, locked_since = 0 FROM old
                       WHERE u.user_name = old.user_name RETURNING u.user_name),
                 d AS (DELETE FROM patternlock_failures f USING c WHERE f.user_name = c.user_name)

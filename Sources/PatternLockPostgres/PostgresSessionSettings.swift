@@ -21,18 +21,33 @@ extension PostgresStore {
         ("lock_timeout", "\(serverTimeoutMilliseconds)"), ("synchronous_commit", "on"),
     ]
 
+    /// A condition that is always true and, where a write's statement evaluates it,
+    /// turns `synchronous_commit` from off to on for the rest of that transaction
+    /// (`set_config(..., true)`, as `SET LOCAL`): behind a pooler in transaction mode
+    /// the session is shared with every client of the role, and one that ran `SET
+    /// synchronous_commit = off` leaves it on the server connection for whoever gets
+    /// it next. In the statement itself, so it costs no round trip; any row the
+    /// statement writes has passed it. A stronger level (remote_write, remote_apply)
+    /// or `local` is left as it is: each waits for this server's disk.
+    static let durableCommit = """
+        set_config('synchronous_commit', CASE current_setting('synchronous_commit') WHEN 'off' THEN 'on' \
+        ELSE current_setting('synchronous_commit') END, true) IS NOT NULL
+        """
+
     /// Refuses a database whose sessions run without the settings above: with
     /// `synchronous_commit = off` a count would be answered before it is on disk,
     /// and without the timeouts a stuck statement holds on past every deadline.
-    static func checkSessionSettings(_ client: PostgresClient, url: DatabaseURL, timeout: Double) throws(StoreError) {
+    static func checkSessionSettings(_ connections: PostgresConnections, url: DatabaseURL, timeout: Double) throws(StoreError) {
         let settings: [String: String]
         do {
             settings = try blocking(timeout) { () async throws -> [String: String] in
-                let rows = try await client.query(
-                    "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'statement_timeout', 'lock_timeout')")
-                var found: [String: String] = [:]
-                for try await (name, setting) in rows.decode((String, String).self) { found[name] = setting }
-                return found
+                try await connections.withConnection { client in
+                    let rows = try await client.query(
+                        "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'statement_timeout', 'lock_timeout')")
+                    var found: [String: String] = [:]
+                    for try await (name, setting) in rows.decode((String, String).self) { found[name] = setting }
+                    return found
+                }
             }
         } catch {
             throw .unavailable("Cannot read the session settings of \(url): \(error.description)")

@@ -41,8 +41,8 @@ public final class PostgresStore: Store {
     public let hostName: String
     /// How long one database call may take before the store says `unavailable`.
     public let deadline: Double
-    let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// Every connection is opened and checked by the store (PostgresConnections.swift).
+    let connections: PostgresConnections
     /// Until when (monotonic seconds) calls fail at once: the database was just
     /// found unreachable. Requests queued behind one that waited out the deadline
     /// (a user's attempts are serialized) then answer at once instead of each
@@ -67,23 +67,23 @@ public final class PostgresStore: Store {
         maximumIterations = PostgresStore.iterationCap(hostTarget: proposal?.iterations ?? Credential.minimumIterations)
         self.hostName = hostName
         self.deadline = deadline
-        let client = PostgresClient(configuration: try PostgresStore.configuration(url, password: password))
-        self.client = client
-        runner = Task.detached { await client.run() }
+        let connections = try PostgresConnections(url: url, password: password)
+        self.connections = connections
         do {
-            try PostgresStore.probe(url, password: password, timeout: startupTimeout)
-            try PostgresStore.checkSessionSettings(client, url: url, timeout: startupTimeout)
-            try PostgresStore.prepareSchema(client, url: url, migrate: migrate, timeout: startupTimeout)
-            let settings = try PostgresStore.checkKey(client, url: url, pepper: pepper, proposal: proposal, timeout: startupTimeout)
+            try PostgresStore.probe(connections, timeout: startupTimeout)
+            try PostgresStore.checkSessionSettings(connections, url: url, timeout: startupTimeout)
+            try PostgresStore.prepareSchema(connections, url: url, migrate: migrate, timeout: startupTimeout)
+            let settings = try PostgresStore.checkKey(
+                connections, url: url, pepper: pepper, proposal: proposal, timeout: startupTimeout)
             lastUnlockAfter = Mutex(settings.unlockAfter)
             iterations = min(settings.iterations, maximumIterations)
         } catch {
-            runner.cancel()
+            connections.closeAll()
             throw error
         }
     }
 
-    deinit { runner.cancel() }
+    deinit { connections.closeAll() }
 
     /// Four times the host's own target: room for a fleet whose first host was
     /// faster, not for a row that asks for minutes of hashing.
@@ -112,11 +112,10 @@ public final class PostgresStore: Store {
 
     /// Creates or migrates the schema and nothing else (`patternlockd db init`).
     public static func initialize(url: DatabaseURL, password: String?, timeout: Double = 10) throws(StoreError) {
-        let client = PostgresClient(configuration: try configuration(url, password: password))
-        let runner = Task.detached { await client.run() }
-        defer { runner.cancel() }
-        try probe(url, password: password, timeout: timeout)
-        try prepareSchema(client, url: url, migrate: true, timeout: timeout)
+        let connections = try PostgresConnections(url: url, password: password)
+        defer { connections.closeAll() }
+        try probe(connections, timeout: timeout)
+        try prepareSchema(connections, url: url, migrate: true, timeout: timeout)
     }
 
     public static func localHostName() -> String {
@@ -144,24 +143,6 @@ public final class PostgresStore: Store {
             t.trustRoots = .file(ca)
         }
         return t
-    }
-
-    static func configuration(_ url: DatabaseURL, password: String?) throws(StoreError) -> PostgresClient.Configuration {
-        var config: PostgresClient.Configuration
-        switch url.endpoint {
-        case .unixSocket(let path):
-            try checkSocket(path, in: url)
-            config = .init(unixSocketPath: path, username: url.user, password: password, database: url.database)
-        case .tcp(let host, let port):
-            let tls: PostgresClient.Configuration.TLS = try tlsConfiguration(url).map { .require($0) } ?? .disable
-            config = .init(host: host, port: port, username: url.user, password: password, database: url.database, tls: tls)
-        }
-        config.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        // PostgresSessionSettings.swift: what the server must do for every statement.
-        config.options.additionalStartupParameters = startupParameters
-        config.options.maximumConnections = 16
-        config.options.keepAliveBehavior = .init(frequency: .seconds(15))
-        return config
     }
 }
 #endif

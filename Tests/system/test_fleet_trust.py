@@ -8,8 +8,10 @@ import os
 import pwd
 import re
 import socket
+import ssl
 import struct
 import subprocess
+import sys
 import threading
 import time
 
@@ -17,6 +19,7 @@ import pytest
 
 from conftest import Daemon, parse_reply
 from pg_support import FLEET_DAEMON, PASSWORD, free_port, fleet, postgres  # noqa: F401 (fixtures)
+from test_fleet import make_tls
 
 RIGHT = "1235"
 OTHER = "7415"
@@ -155,19 +158,36 @@ def test_db_settings_apply_at_once_to_status_and_to_the_failure_that_locks(fleet
     assert "unlocks by itself" in out.stdout, out.stdout + out.stderr
 
 
-class CleartextImpostor:
-    """A listener that answers a startup message by asking for the password in
-    clear text (AuthenticationCleartextPassword) and keeps what it gets."""
+class PasswordImpostor:
+    """Plays a PostgreSQL server up to its first authentication request: on TCP
+    (or the Unix socket `path`) it answers an SSLRequest with TLS when given
+    `tls` = (certificate, key) and with 'N' otherwise, reads the startup message,
+    asks for the password with `code` (3 in clear text, 5 as MD5) and keeps
+    whatever it is sent next (after TLS: the plaintext)."""
 
-    def __init__(self, code=3):
+    def __init__(self, code=3, path=None, tls=None):
         self.code = code
-        self.port = free_port()
         self.got = b""
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", self.port))
+        self.connections = 0
+        self.tls = None
+        if tls:
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(*map(str, tls))
+        if path:
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.bind(str(path))
+        else:
+            self.port = free_port()
+            self.sock = socket.socket()
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.sock.bind(("127.0.0.1", self.port))
         self.sock.listen(8)
         threading.Thread(target=self.serve, daemon=True).start()
+
+    @staticmethod
+    def message(c):
+        n = struct.unpack(">i", c.recv(4))[0]
+        return c.recv(n - 4)
 
     def serve(self):
         while True:
@@ -175,22 +195,29 @@ class CleartextImpostor:
                 c, _ = self.sock.accept()
             except OSError:
                 return
+            self.connections += 1
             with c:
                 c.settimeout(3)
                 try:
-                    n = struct.unpack(">i", c.recv(4))[0]
-                    c.recv(n - 4)
+                    if self.message(c) == struct.pack(">i", 80877103):  # SSLRequest
+                        c.sendall(b"S" if self.tls else b"N")
+                        if self.tls:
+                            c = self.tls.wrap_socket(c, server_side=True)
+                        self.message(c)
                     extra = b"salt" if self.code == 5 else b""
                     c.sendall(b"R" + struct.pack(">ii", 8 + len(extra), self.code) + extra)
                     self.got += c.recv(4096)
-                except OSError:
+                except (OSError, struct.error):
                     pass
+
+    def close(self):
+        self.sock.close()
 
 
 @pytest.mark.parametrize("sslmode,code", [("disable", 3), ("disable", 5), ("require", 3)],
                          ids=["cleartext", "md5", "tls-unchecked"])
 def test_a_listener_on_the_loopback_port_never_gets_the_password(fleet, shared_tmp, sslmode, code):
-    impostor = CleartextImpostor(code)
+    impostor = PasswordImpostor(code)
     pw = shared_tmp / "dbpass"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
@@ -198,10 +225,111 @@ def test_a_listener_on_the_loopback_port_never_gets_the_password(fleet, shared_t
     (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
     with pytest.raises(RuntimeError) as e:
         host.start(timeout=20)
-    impostor.sock.close()
+    impostor.close()
     assert PASSWORD.encode() not in impostor.got
     assert not impostor.got.startswith(b"p"), impostor.got
     assert "verify-full" in str(e.value) and "Unix socket" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("transport,code", [("socket", 3), ("socket", 5), ("tls", 3)],
+                         ids=["socket-cleartext", "socket-md5", "tls-cleartext"])
+def test_a_server_asking_for_the_password_other_than_by_scram_never_gets_it(fleet, postgres, shared_tmp,
+                                                                          transport, code):
+    """An endpoint that passes every check still gets the password only by
+    SCRAM-SHA-256: a socket in a directory only root can write, root's, with a
+    listener of root's (the test plays a server run by root), or a server with a
+    certificate from the fleet's CA (one misconfigured with md5 or password in
+    pg_hba.conf, or one that holds the CA's certificate and is not the database)."""
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    if transport == "socket":
+        directory = shared_tmp / "rootsockets"
+        directory.mkdir(mode=0o755)
+        impostor = PasswordImpostor(code, path=directory / f".s.PGSQL.{postgres.port}")
+        url = f"postgresql://patternlock@/patternlock?host={directory}&port={postgres.port}"
+    else:
+        (shared_tmp / "tls").mkdir()
+        ca, cert, key = make_tls(shared_tmp / "tls")
+        impostor = PasswordImpostor(code, tls=(cert, key))
+        url = f"postgresql://patternlock@localhost:{impostor.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    impostor.close()
+    assert impostor.connections >= 1
+    assert PASSWORD.encode() not in impostor.got
+    assert not impostor.got.startswith(b"p"), impostor.got
+    how = "in clear text" if code == 3 else "as an MD5 hash"
+    message = str(e.value)
+    assert f"asked role patternlock for its password {how}" in message, message
+    assert "only by SCRAM-SHA-256" in message and "pg_hba.conf" in message, message
+
+
+def test_a_socket_planted_after_start_in_a_group_writable_directory_never_gets_the_password(
+        fleet, postgres, shared_tmp, make_users):
+    """Debian's /var/run/postgresql is postgres:postgres 2775: a member of group
+    postgres may put a socket there. The daemon checks every connection it opens,
+    not only the first: a member of the group (here nobody, with group postgres)
+    who moves PostgreSQL's socket aside after the daemon started and listens in its
+    place while the daemon's connections are down gets no connection and no
+    password; with PostgreSQL's socket back the daemon serves again."""
+    postgres.sockets.chmod(0o2775)
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    (host,) = fleet(1, extra_args=["--store-password-file", str(pw)])
+    (user,) = make_users(1)
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    # The daemon's connections end (as in a restart of PostgreSQL); the socket is swapped.
+    db(postgres, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'patternlockd'")
+    real = postgres.sockets / f".s.PGSQL.{postgres.port}"
+    aside = postgres.sockets / "moved-aside"
+    real.rename(aside)
+    impostor = subprocess.Popen(
+        ["setpriv", "--reuid=nobody", "--regid=postgres", "--clear-groups", sys.executable, "-c", PLANTED, str(real)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert impostor.stdout.readline().strip() == "listening"
+        replies = []
+        for _ in range(3):
+            time.sleep(1.2)  # past the moment a daemon fails fast after a call that went wrong
+            replies.append(verify(host, user, RIGHT))
+    finally:
+        impostor.terminate()
+        out, _ = impostor.communicate(timeout=10)
+    got = [bytes.fromhex(line) for line in out.split()]
+    assert not any(PASSWORD.encode() in g or g.startswith(b"p") for g in got), got
+    assert all(r == "ERROR message=store_unavailable" for r in replies), replies
+    real.unlink()
+    aside.rename(real)
+    deadline = time.monotonic() + 10
+    while verify(host, user, RIGHT) != "OK":
+        assert time.monotonic() < deadline, "the daemon did not use PostgreSQL's socket again"
+        time.sleep(0.3)
+
+
+# A listener run as another user: prints "listening", then the hex of what each connection sends after a
+# request for the password in clear text.
+PLANTED = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.settimeout(3)
+        try:
+            n = struct.unpack(">i", c.recv(4))[0]
+            c.recv(n - 4)
+            c.sendall(b"R" + struct.pack(">ii", 8, 3))
+            print(c.recv(4096).hex(), flush=True)
+        except (OSError, struct.error):
+            pass
+"""
 
 
 def test_a_socket_planted_in_a_world_writable_directory_never_gets_the_password(fleet, postgres, shared_tmp):
