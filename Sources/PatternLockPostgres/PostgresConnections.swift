@@ -21,9 +21,12 @@ final class PostgresConnections: Sendable {
     private let tls: NIOSSLContext?
     /// At most this many connections at once; more callers wait (within their deadline).
     static let maximum = 16
-    /// A connection idle this long is closed rather than used (a firewall or a
-    /// pooler may have dropped it silently); postgres-nio's pool did the same.
+    /// A connection unused this long is closed (a firewall or a pooler may have
+    /// dropped it silently, and an idle host should hold no connection): checked
+    /// every `sweepEvery` seconds and before each use. Nothing is sent on an idle
+    /// connection (postgres-nio's pool sent `SELECT 1` every 15 s).
     static let idleLimit = 60.0
+    static let sweepEvery = 15.0
 
     private struct State {
         var idle: [(connection: PostgresConnection, since: Double)] = []
@@ -32,6 +35,7 @@ final class PostgresConnections: Sendable {
         var closed = false
     }
     private let state = Mutex(State())
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     init(url: DatabaseURL, password: String?) throws(StoreError) {
         self.url = url
@@ -43,6 +47,28 @@ final class PostgresConnections: Sendable {
         } else {
             tls = nil
         }
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(PostgresConnections.sweepEvery))
+                guard let self else { return }
+                self.sweep()
+            }
+        }
+        sweeper.withLock { $0 = task }
+    }
+
+    deinit { sweeper.withLock { $0?.cancel() } }
+
+    /// Closes the idle connections that are closed already or unused for `idleLimit`.
+    private func sweep() {
+        let now = Calibration.now()
+        let stale = state.withLock { s -> [PostgresConnection] in
+            let old = s.idle.filter { $0.connection.isClosed || now - $0.since >= Self.idleLimit }
+            s.idle.removeAll { $0.connection.isClosed || now - $0.since >= Self.idleLimit }
+            s.open -= old.count
+            return old.map(\.connection)
+        }
+        for c in stale { c.close().whenComplete { _ in } }
     }
 
     /// Runs `body` on a connection of the pool. A connection whose body failed or
@@ -61,8 +87,10 @@ final class PostgresConnections: Sendable {
         return value
     }
 
-    /// Closes every idle connection; later calls open new ones.
+    /// Closes every idle connection and stops the sweeps; connections in use are
+    /// closed when they are given back.
     func closeAll() {
+        sweeper.withLock { $0?.cancel() }
         let idle = state.withLock { s in
             defer {
                 s.open -= s.idle.count
@@ -86,14 +114,11 @@ final class PostgresConnections: Sendable {
             let now = Calibration.now()
             var stale: [PostgresConnection] = []
             let next = state.withLock { s -> Next in
-                let (usable, old) = (
-                    s.idle.filter { !$0.connection.isClosed && now - $0.since < Self.idleLimit },
-                    s.idle.filter { $0.connection.isClosed || now - $0.since >= Self.idleLimit }
-                )
-                stale = old.map(\.connection)
-                s.open -= old.count
-                s.idle = usable
-                if let last = s.idle.popLast() { return .use(last.connection) }
+                while let last = s.idle.popLast() {
+                    if !last.connection.isClosed && now - last.since < Self.idleLimit { return .use(last.connection) }
+                    stale.append(last.connection)
+                    s.open -= 1
+                }
                 guard s.open < Self.maximum else { return .wait }
                 s.open += 1
                 s.nextID += 1

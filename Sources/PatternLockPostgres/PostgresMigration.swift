@@ -18,7 +18,7 @@ extension PostgresStore {
                         for try await (v) in rows.decode(Int?.self) { return v }
                         return nil
                     }
-                } catch where sqlState(error) == "42P01" {  // undefined_table
+                } catch  where sqlState(error) == "42P01" {  // undefined_table
                     return nil
                 }
             }

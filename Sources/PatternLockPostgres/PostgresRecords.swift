@@ -138,7 +138,8 @@ extension PostgresStore {
     public func remove(_ user: String) throws(StoreError) -> Bool {
         guard UserName.isValid(user) else { return false }
         return try call { client in
-            let rows = try await client.query("DELETE FROM patternlock_users WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) RETURNING 1")
+            let rows = try await client.query(
+                "DELETE FROM patternlock_users WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) RETURNING 1")
             for try await _ in rows.decode(Int.self) { return true }
             return false
         }

@@ -51,10 +51,12 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
             tlsAnswer(context: context, data: data)
         case .authentication:
             var bytes = unwrapInboundIn(data)
-            if pending == nil {
-                pending = bytes
+            if var before = pending {
+                pending = nil  // one owner: no copy on write
+                before.writeBuffer(&bytes)
+                pending = before
             } else {
-                pending!.writeBuffer(&bytes)
+                pending = bytes
             }
             judge(context: context)
         }
@@ -108,7 +110,7 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
                     return
                 }
             }
-            let message = buffer.readSlice(length: 1 + length)!
+            guard let message = buffer.readSlice(length: 1 + length) else { return }
             pending = buffer.readableBytes > 0 ? buffer : nil
             context.fireChannelRead(wrapInboundOut(message))
         }
