@@ -16,8 +16,11 @@ import Glibc
 /// for the PAM module's timeout, never success, and nothing is kept locally.
 ///
 /// This file holds the store's state and how it connects; the other jobs live
-/// beside it: PostgresBridge.swift (blocking calls with deadlines), PostgresProbe.swift
-/// (the first connection, whose failure names its cause),
+/// beside it: PostgresBridge.swift (blocking calls with deadlines),
+/// PostgresConnections.swift (the pool, which opens and checks every connection:
+/// PostgresEndpointCheck.swift for the socket's listener, PostgresScramOnly.swift
+/// for how the password may be asked), PostgresProbe.swift (the first connection,
+/// whose failure names its cause),
 /// PostgresMigration.swift with PostgresSchema.swift (the tables),
 /// PostgresFleetSettings.swift (key check, fleet settings) and
 /// PostgresRecords.swift (the users' records: the `Store` seam).
