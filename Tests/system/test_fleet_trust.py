@@ -163,10 +163,12 @@ class PasswordImpostor:
     (or the Unix socket `path`) it answers an SSLRequest with TLS when given
     `tls` = (certificate, key) and with 'N' otherwise, reads the startup message,
     asks for the password with `code` (3 in clear text, 5 as MD5) and keeps
-    whatever it is sent next (after TLS: the plaintext)."""
+    whatever it is sent next (after TLS: the plaintext). With `split` the request
+    goes out a byte at a time, each in its own read on the other side."""
 
-    def __init__(self, code=3, path=None, tls=None):
+    def __init__(self, code=3, path=None, tls=None, split=False):
         self.code = code
+        self.split = split
         self.got = b""
         self.connections = 0
         self.tls = None
@@ -205,7 +207,11 @@ class PasswordImpostor:
                             c = self.tls.wrap_socket(c, server_side=True)
                         self.message(c)
                     extra = b"salt" if self.code == 5 else b""
-                    c.sendall(b"R" + struct.pack(">ii", 8 + len(extra), self.code) + extra)
+                    request = b"R" + struct.pack(">ii", 8 + len(extra), self.code) + extra
+                    for part in ([request[i:i + 1] for i in range(len(request))] if self.split else [request]):
+                        c.sendall(part)
+                        if self.split:
+                            time.sleep(0.02)
                     self.got += c.recv(4096)
                 except (OSError, struct.error):
                     pass
@@ -231,27 +237,30 @@ def test_a_listener_on_the_loopback_port_never_gets_the_password(fleet, shared_t
     assert "verify-full" in str(e.value) and "Unix socket" in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("transport,code", [("socket", 3), ("socket", 5), ("tls", 3)],
-                         ids=["socket-cleartext", "socket-md5", "tls-cleartext"])
+@pytest.mark.parametrize("transport,code,split", [("socket", 3, False), ("socket", 5, False), ("tls", 3, False),
+                                                ("socket", 3, True), ("tls", 5, True)],
+                         ids=["socket-cleartext", "socket-md5", "tls-cleartext", "socket-cleartext-bytewise",
+                              "tls-md5-bytewise"])
 def test_a_server_asking_for_the_password_other_than_by_scram_never_gets_it(fleet, postgres, shared_tmp,
-                                                                          transport, code):
+                                                                          transport, code, split):
     """An endpoint that passes every check still gets the password only by
     SCRAM-SHA-256: a socket in a directory only root can write, root's, with a
     listener of root's (the test plays a server run by root), or a server with a
     certificate from the fleet's CA (one misconfigured with md5 or password in
-    pg_hba.conf, or one that holds the CA's certificate and is not the database)."""
+    pg_hba.conf, or one that holds the CA's certificate and is not the database);
+    also when the request comes a byte at a time."""
     pw = shared_tmp / "dbpass"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
     if transport == "socket":
         directory = shared_tmp / "rootsockets"
         directory.mkdir(mode=0o755)
-        impostor = PasswordImpostor(code, path=directory / f".s.PGSQL.{postgres.port}")
+        impostor = PasswordImpostor(code, path=directory / f".s.PGSQL.{postgres.port}", split=split)
         url = f"postgresql://patternlock@/patternlock?host={directory}&port={postgres.port}"
     else:
         (shared_tmp / "tls").mkdir()
         ca, cert, key = make_tls(shared_tmp / "tls")
-        impostor = PasswordImpostor(code, tls=(cert, key))
+        impostor = PasswordImpostor(code, tls=(cert, key), split=split)
         url = f"postgresql://patternlock@localhost:{impostor.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
     (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
     with pytest.raises(RuntimeError) as e:
