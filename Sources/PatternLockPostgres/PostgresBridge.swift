@@ -50,8 +50,21 @@ extension PostgresStore {
             if case .unavailable(let why) = error, !why.contains("SQLSTATE") {
                 downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }
             }
+            reportProblem(error)
             throw error
         }
+    }
+
+    /// Says why the database could not be used, once per reason a minute.
+    private func reportProblem(_ error: StoreError) {
+        guard let report else { return }
+        let why = error.description, now = Calibration.now()
+        let say = lastReport.withLock { last -> Bool in
+            if let last, last.why == why, now - last.at < PostgresStore.reportEvery { return false }
+            last = (why, now)
+            return true
+        }
+        if say { report("the database at \(url) cannot be used: \(why)") }
     }
 
     /// A database error as a sentence. Connection trouble, timeouts and a server

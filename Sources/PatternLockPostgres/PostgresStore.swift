@@ -51,6 +51,14 @@ public final class PostgresStore: Store {
     /// (a user's attempts are serialized) then answer at once instead of each
     /// waiting in turn, so every answer stays within the PAM module's timeout.
     let downUntil = Mutex<Double>(0)
+    /// Where the reason the database could not be used goes while serving (the
+    /// daemon's log): a request's reply says only `store_unavailable`, and an
+    /// administrator who changed pg_hba.conf or a certificate needs the sentence.
+    let report: (@Sendable (String) -> Void)?
+    /// The last reason reported and when (monotonic seconds): the same reason is
+    /// said again at most once a minute, so a down database does not flood the log.
+    let lastReport = Mutex<(why: String, at: Double)?>(nil)
+    static let reportEvery = 60.0
 
     /// The one logger every transaction and statement logs to: one label, made once.
     static let logger = Logger(label: "patternlockd")
@@ -63,9 +71,11 @@ public final class PostgresStore: Store {
     public init(
         url: DatabaseURL, password: String?, pepper: Pepper, proposal: Proposal?, migrate: Bool = true,
         hostName: String = PostgresStore.localHostName(), deadline: Double = 1.5,
-        startupTimeout: Double = 10, maxFailures: Int = LockoutPolicy.defaultMaxFailures
+        startupTimeout: Double = 10, maxFailures: Int = LockoutPolicy.defaultMaxFailures,
+        report: (@Sendable (String) -> Void)? = nil
     ) throws(StoreError) {
         self.url = url
+        self.report = report
         self.maxFailures = maxFailures
         maximumIterations = PostgresStore.iterationCap(hostTarget: proposal?.iterations ?? Credential.minimumIterations)
         self.hostName = hostName

@@ -134,10 +134,11 @@ enum Fleet {
     #if PostgreSQL
     static func open(
         _ url: DatabaseURL, passwordFile: String?, pepper: Pepper, proposal: PostgresStore.Proposal?,
-        migrate: Bool = true
+        migrate: Bool = true, report: (@Sendable (String) -> Void)? = nil
     ) throws(StoreError) -> PostgresStore {
         let password = try Fleet.password(file: passwordFile)
-        return try PostgresStore(url: url, password: password, pepper: pepper, proposal: proposal, migrate: migrate)
+        return try PostgresStore(
+            url: url, password: password, pepper: pepper, proposal: proposal, migrate: migrate, report: report)
     }
     #endif
 }

@@ -147,7 +147,8 @@ extension PatternLockd {
                 do {
                     let fleet = try Fleet.open(
                         databaseURL, passwordFile: storeOptions.storePasswordFile, pepper: pepper,
-                        proposal: .init(iterations: target, unlockAfter: unlockAfter))
+                        proposal: .init(iterations: target, unlockAfter: unlockAfter),
+                        report: { Log.warning($0) })
                     if fleet.iterations != target || fleet.policy.unlockAfter != unlockAfter {
                         Log.info(
                             "the fleet's settings apply: \(fleet.iterations) iterations, unlock after \(fleet.policy.unlockAfter) s (change them with patternlockd db settings)"

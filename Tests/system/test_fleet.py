@@ -141,6 +141,11 @@ def test_database_down_is_unavailable_in_time_and_the_daemons_recover(hosts, pos
                                   f"ERROR message=store_unavailable, slowest {slowest * 1000:.0f} ms")
     for d, r in after:
         assert r == "ERROR message=store_unavailable" and d < UNAVAILABLE_WITHIN, (d, r)
+    # The reply says only store_unavailable; the daemon's log says why, and says
+    # each reason once (a minute), not once per request.
+    reasons = [line for line in a.read_log().splitlines() if "cannot be used:" in line]
+    assert reasons and "the database at" in reasons[0], a.read_log()[-2000:]
+    assert len(reasons) == len(set(line.split("cannot be used:", 1)[1] for line in reasons)), reasons
 
     # The CLI says so with exit 6, within the bound.
     start = time.monotonic()
