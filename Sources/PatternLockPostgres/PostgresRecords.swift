@@ -244,6 +244,40 @@ extension PostgresStore {
         }
     }
 
+    /// The rows whose credential has no owner tag (written by a fleet daemon before
+    /// tags), with the uid the row holds: what `db tag` reads.
+    public func untaggedCredentials() throws(StoreError) -> [(user: String, uid: UInt32?, credential: Credential)] {
+        try call { client in
+            let rows = try await client.query(
+                "SELECT user_name, uid, credential FROM patternlock_users ORDER BY user_name COLLATE \"C\"")
+            var out: [(user: String, uid: UInt32?, credential: Credential)] = []
+            for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) {
+                guard let credential = try? Credential(phc: phc), credential.ownerTag == nil else { continue }
+                out.append((user, uid.flatMap { UInt32(exactly: $0) }, credential))
+            }
+            return out
+        }
+    }
+
+    /// Writes `fresh` (the same credential with its owner tag) and the uid it names,
+    /// only while the row still holds `previous` and no other uid; false when it changed.
+    public func tagCredential(user: String, uid: UInt32, previous: Credential, with fresh: Credential) throws(StoreError)
+        -> Bool
+    {
+        let id = Int64(uid)
+        return try call { client in
+            let rows = try await client.query(
+                """
+                UPDATE patternlock_users SET credential = \(fresh.phc), uid = \(id)
+                WHERE user_name = \(user) AND credential = \(previous.phc) AND (uid IS NULL OR uid = \(id))
+                    AND \(unescaped: PostgresStore.durableCommit)
+                RETURNING 1
+                """)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
     public func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError) {
         try call { client in
             _ = try await client.query(

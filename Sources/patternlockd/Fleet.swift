@@ -148,7 +148,7 @@ extension PatternLockd {
         static let configuration = CommandConfiguration(
             commandName: "db",
             abstract: "Set up and fill a fleet's PostgreSQL database (fleet-capable builds: make fleet).",
-            subcommands: [Init.self, Import.self, Settings.self])
+            subcommands: [Init.self, Import.self, Tag.self, Settings.self])
 
         struct Init: ParsableCommand {
             static let configuration = CommandConfiguration(
@@ -176,6 +176,86 @@ extension PatternLockd {
                     throw ExitCode(1)
                 }
                 print("The patternlock tables in \(url) are at schema version \(PostgresStore.schemaVersion).")
+                #else
+                printError(Fleet.notBuilt)
+                throw ExitCode(1)
+                #endif
+            }
+        }
+
+        struct Tag: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Give the credentials a fleet daemon wrote before owner tags their tags, trusting the rows as they are now.",
+                discussion: """
+                    A fleet takes only credentials whose owner tag names their user and uid under \
+                    the fleet's key; a row a fleet daemon wrote before tags shows as unreadable in \
+                    status and never verifies, and the daemon does not tag it on its own: a row \
+                    copied onto another user before the upgrade would be tagged as that user's. \
+                    Run this once after upgrading, as root on a host with the fleet's key, when \
+                    you trust the rows as they are (nobody but the daemons wrote \
+                    patternlock_users). It lists what it would tag and writes nothing without \
+                    --yes. A row with no uid takes the uid of this host's account of that name.
+                    """)
+            @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
+
+            @Option(help: ArgumentHelp("The fleet's key (the same on every host).", valueName: "file"))
+            var keyFile: String = KeyFile.defaultPath
+
+            @Flag(help: "Write the tags (without it, only list the rows that would be tagged).")
+            var yes = false
+
+            func validate() throws {
+                _ = try storeOptions.parsedURL()
+            }
+
+            func run() throws {
+                #if PostgreSQL
+                guard let url = try storeOptions.parsedURL() else { return }
+                do {
+                    let pepper = try Fleet.pepper(keyFile: keyFile)
+                    // Opening checks that the key is the fleet's before anything is read.
+                    let store = try Fleet.open(
+                        url, passwordFile: storeOptions.storePasswordFile, pepper: pepper, proposal: nil,
+                        migrate: false)
+                    let rows = try store.untaggedCredentials()
+                    if rows.isEmpty {
+                        print("Every credential in \(url) has its owner tag: nothing to do.")
+                        return
+                    }
+                    var tagged = 0, skipped = 0
+                    for row in rows {
+                        guard let uid = row.uid ?? Accounts.uid(of: row.user) else {
+                            skipped += 1
+                            print(
+                                "\(row.user): no uid in the database and no account \(row.user) here, so left untagged; re-enroll the user on a host that has the account (patternlockd enroll \(row.user))."
+                            )
+                            continue
+                        }
+                        guard yes else {
+                            print("\(row.user) (uid \(uid)): would be tagged.")
+                            continue
+                        }
+                        let fresh = row.credential.bound(user: row.user, uid: uid, pepper: pepper)
+                        if try store.tagCredential(user: row.user, uid: uid, previous: row.credential, with: fresh) {
+                            tagged += 1
+                            print("\(row.user) (uid \(uid)): tagged.")
+                        } else {
+                            skipped += 1
+                            print("\(row.user): the row changed while this ran, so it was left as it is; run again.")
+                        }
+                    }
+                    if !yes {
+                        print(
+                            "\(rows.count - skipped) credential\(rows.count - skipped == 1 ? "" : "s") would be tagged. If nobody but the daemons wrote patternlock_users, run again with --yes."
+                        )
+                    } else {
+                        print("Tagged \(tagged) credential\(tagged == 1 ? "" : "s") in \(url).")
+                    }
+                    if skipped > 0 { throw ExitCode(1) }
+                } catch let e as StoreError {
+                    printError(e.description)
+                    throw ExitCode(1)
+                }
                 #else
                 printError(Fleet.notBuilt)
                 throw ExitCode(1)

@@ -166,7 +166,7 @@ def test_status_with_the_database_down_answers_unavailable_in_time_and_is_logged
 def test_db_commands_without_the_key_say_to_copy_the_fleets_key(postgres, shared_tmp):
     needs_fleet()
     missing = shared_tmp / "no-key"
-    for command in (["settings"], ["import", "--state-dir", str(shared_tmp)]):
+    for command in (["settings"], ["tag"], ["import", "--state-dir", str(shared_tmp)]):
         r = run(FLEET_DAEMON, "db", *command, "--store", postgres.socket_url(), "--key-file", missing)
         assert r.returncode == 1, r.stderr
         assert "copy it here from a host of the fleet" in r.stderr and "--key-file" in r.stderr, r.stderr
@@ -304,7 +304,8 @@ def test_policy_check_reads_the_numpad_like_enroll():
 
 def test_the_synopsis_names_every_command_and_the_fleet_options():
     synopsis = man_text(section("SYNOPSIS"))
-    for words in ("patternlockd db init --store", "patternlockd db import --state-dir", "patternlockd db settings --store",
+    for words in ("patternlockd db init --store", "patternlockd db import --state-dir", "patternlockd db tag --store",
+                  "patternlockd db settings --store",
                   "[--store uri] [--store-password-file file]", "patternlockd policy"):
         assert words in synopsis, words
     assert "--check] [--layout" in synopsis

@@ -411,3 +411,48 @@ def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, m
     assert r.returncode == 1 and "was not made with the key" in r.stderr, r.stdout + r.stderr
     # Refused before the database is touched: an empty one would have taken that key.
     assert db(postgres, "SELECT to_regclass('patternlock_settings') IS NULL") == "t"
+
+
+def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the_fleets_key(
+        fleet, postgres, shared_tmp, make_users):
+    """Rows a fleet daemon wrote before owner tags never verify, and a daemon does
+    not tag them on its own. `db tag` lists them, writes nothing without --yes, and
+    refuses another key; with --yes they verify again, with the uid the row names."""
+    (host,) = fleet(1)
+    alice, bob = make_users(2)
+    host.enroll(alice, RIGHT)
+    host.enroll(bob, OTHER)
+    db(postgres, "UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '')")
+    db(postgres, f"UPDATE patternlock_users SET uid = NULL WHERE user_name = '{bob}'")
+    assert verify(host, alice, RIGHT) != "OK" and status(host, alice)["corrupt"] == "1"
+    before = db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users")
+
+    def tag(*extra, key=host.key_file):
+        return subprocess.run([str(FLEET_DAEMON), "db", "tag", "--store", postgres.socket_url(),
+                               "--key-file", str(key)] + list(extra),
+                              capture_output=True, text=True, timeout=120)
+
+    # Another key: refused before anything is read or written.
+    other_key = shared_tmp / "other-key"
+    other_key.write_bytes(os.urandom(32))
+    other_key.chmod(0o600)
+    r = tag("--yes", key=other_key)
+    assert r.returncode == 1 and "does not match the key" in r.stderr, r.stdout + r.stderr
+    # Without --yes: a list, and nothing written.
+    r = tag()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{alice} (uid {pwd.getpwnam(alice).pw_uid}): would be tagged." in r.stdout, r.stdout
+    assert f"{bob} (uid {pwd.getpwnam(bob).pw_uid}): would be tagged." in r.stdout, r.stdout
+    assert "run again with --yes" in r.stdout
+    assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
+    assert verify(host, alice, RIGHT) != "OK"
+    # With --yes: tagged, and they verify again; bob's uid is this host's account's.
+    r = tag("--yes")
+    assert r.returncode == 0 and "Tagged 2 credentials" in r.stdout, r.stdout + r.stderr
+    assert verify(host, alice, RIGHT) == "OK"
+    assert verify(host, bob, OTHER) == "OK"
+    assert db(postgres, f"SELECT uid FROM patternlock_users WHERE user_name = '{bob}'") == str(pwd.getpwnam(bob).pw_uid)
+    assert evaluations(host) == 2
+    # A second run has nothing to do.
+    r = tag("--yes")
+    assert r.returncode == 0 and "nothing to do" in r.stdout, r.stdout + r.stderr
