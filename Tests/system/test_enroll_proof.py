@@ -24,8 +24,9 @@ PATTERN = "46183"
 STATE = "/var/lib/private/patternlock"
 ACTION = "org.patternlock.enroll-self"
 PROMPT_TAIL = r"\n" + "plshell> "
-# The PAM module's prompt (sudo with pam_patternlock in common-auth).
-PATTERN_PROMPT = r"Pattern \(Enter to skip\): "
+# The PAM module's prompt (sudo with pam_patternlock in common-auth: the
+# profile's one_prompt, issue 20).
+PATTERN_PROMPT = r"Pattern or password: "
 REQUIRED = "Setting your first pattern needs your password, and it was not confirmed"
 UNAVAILABLE = "This system cannot ask for your password (polkit is not installed or not running)"
 
