@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote
- * layout=phone|numpad services=LIST login_services=LIST. */
+ * layout=phone|numpad services=LIST login_services=LIST one_prompt
+ * grid=auto|full|compact|none password_at_login. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,37 @@ static enum pl_option_result apply_layout(struct pl_config *cfg,
 	return PL_OPTION_OK;
 }
 
+static enum pl_option_result apply_grid(struct pl_config *cfg,
+					const char *value)
+{
+	if (strcmp(value, "auto") == 0)
+		cfg->grid = PL_GRID_AUTO;
+	else if (strcmp(value, "full") == 0)
+		cfg->grid = PL_GRID_FULL;
+	else if (strcmp(value, "compact") == 0)
+		cfg->grid = PL_GRID_COMPACT;
+	else if (strcmp(value, "none") == 0)
+		cfg->grid = PL_GRID_NONE;
+	else
+		return PL_OPTION_BAD_VALUE;
+	return PL_OPTION_OK;
+}
+
+static const char *grid_name(enum pl_grid grid)
+{
+	switch (grid) {
+	case PL_GRID_AUTO:
+		return "auto";
+	case PL_GRID_FULL:
+		return "full";
+	case PL_GRID_COMPACT:
+		return "compact";
+	case PL_GRID_NONE:
+		return "none";
+	}
+	return "?";
+}
+
 static bool service_char(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -109,6 +141,8 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 		return apply_timeout(cfg, arg + strlen("timeout="));
 	if (has_prefix(arg, "layout="))
 		return apply_layout(cfg, arg + strlen("layout="));
+	if (has_prefix(arg, "grid="))
+		return apply_grid(cfg, arg + strlen("grid="));
 	if (has_prefix(arg, "services="))
 		return apply_list(cfg->services, arg + strlen("services="),
 				  false);
@@ -119,8 +153,17 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 		cfg->debug = true;
 		return PL_OPTION_OK;
 	}
+	/* The older name of grid=none. */
 	if (strcmp(arg, "nogrid") == 0) {
-		cfg->nogrid = true;
+		cfg->grid = PL_GRID_NONE;
+		return PL_OPTION_OK;
+	}
+	if (strcmp(arg, "one_prompt") == 0) {
+		cfg->one_prompt = true;
+		return PL_OPTION_OK;
+	}
+	if (strcmp(arg, "password_at_login") == 0) {
+		cfg->password_at_login = true;
 		return PL_OPTION_OK;
 	}
 	if (strcmp(arg, "quiet") == 0) {
@@ -167,11 +210,13 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 	}
 	if (cfg->debug)
 		pam_syslog(pamh, LOG_DEBUG,
-			   "socket=%s timeout=%d nogrid=%d quiet=%d "
+			   "socket=%s timeout=%d grid=%s quiet=%d "
 			   "allow_remote=%d layout=%s services=%s "
-			   "login_services=%s",
-			   cfg->socket_path, cfg->timeout, cfg->nogrid,
+			   "login_services=%s one_prompt=%d "
+			   "password_at_login=%d",
+			   cfg->socket_path, cfg->timeout, grid_name(cfg->grid),
 			   cfg->quiet, cfg->allow_remote,
 			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad" : "phone",
-			   cfg->services, cfg->login_services);
+			   cfg->services, cfg->login_services, cfg->one_prompt,
+			   cfg->password_at_login);
 }

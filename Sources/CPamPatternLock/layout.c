@@ -23,3 +23,10 @@ void pl_layout_to_phone(enum pl_layout layout, char *entry)
 			*p = (char)(*p - 6);
 	}
 }
+
+const char *pl_layout_keys(enum pl_layout layout)
+{
+	if (layout == PL_LAYOUT_NUMPAD)
+		return PL_TEXT_KEYS_NUMPAD;
+	return PL_TEXT_KEYS_PHONE;
+}

@@ -97,12 +97,14 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	char *session = NULL;
 	char *seat = NULL;
 	char *tty = NULL;
+	char *class = NULL;
 	unsigned vt = 0;
 	int remote;
 
 	p->in_session = false;
 	p->session_remote = -1;
 	p->session_seat = p->session_vt = p->session_tty = false;
+	p->session_greeter = false;
 	caller->session[0] = caller->seat[0] = '\0';
 	/* How libsystemd itself tells that logind runs. */
 	p->logind = access("/run/systemd/seats/", F_OK) == 0;
@@ -123,6 +125,9 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	p->session_vt = sd_session_get_vt(session, &vt) >= 0 && vt > 0;
 	p->session_tty = sd_session_get_tty(session, &tty) >= 0 &&
 			 tty != NULL && tty[0] != '\0';
+	if (sd_session_get_class(session, &class) >= 0 && class != NULL)
+		p->session_greeter = strcmp(class, "greeter") == 0;
+	free(class);
 	copy_field(caller->session, session);
 	copy_field(caller->seat, p->session_seat  ? seat
 				 : p->session_tty ? tty

@@ -24,6 +24,46 @@ long pl_format_grid(char *out, size_t outsize, const char *user,
 		   outsize);
 }
 
+bool pl_tty_is_terminal(const char *tty)
+{
+	if (tty == NULL || tty[0] == '\0')
+		return false;
+	/* /dev/tty2, /dev/pts/0, /dev/ttyS0, /dev/console; what login and
+	 * sudo set. */
+	if (strncmp(tty, "/dev/", 5) == 0)
+		return tty[5] != '\0';
+	/* The same without /dev/ (agetty, some display managers' VT). */
+	if (strncmp(tty, "tty", 3) == 0)
+		return tty[3] != '\0';
+	if (strncmp(tty, "pts/", 4) == 0)
+		return tty[4] != '\0';
+	/* ":5" (xsecurelock, a display manager), "ssh", anything else. */
+	return false;
+}
+
+enum pl_grid pl_grid_choose(enum pl_grid option, const char *tty)
+{
+	if (option != PL_GRID_AUTO)
+		return option;
+	return pl_tty_is_terminal(tty) ? PL_GRID_FULL : PL_GRID_COMPACT;
+}
+
+long pl_format_prompt(char *out, size_t outsize, enum pl_grid form,
+		      bool one_prompt, enum pl_layout layout)
+{
+	if (out == NULL || outsize == 0)
+		return -1;
+	if (form == PL_GRID_COMPACT)
+		return fit(snprintf(out, outsize,
+				    one_prompt ? PL_PROMPT_ONE_COMPACT
+					       : PL_PROMPT_COMPACT,
+				    pl_layout_keys(layout)),
+			   outsize);
+	return fit(snprintf(out, outsize, "%s",
+			    one_prompt ? PL_PROMPT_ONE : PL_PROMPT),
+		   outsize);
+}
+
 /* Rounds up: "in 0 minutes" would be a lie for the last seconds. */
 static long up(long n, long unit)
 {

@@ -3,11 +3,13 @@
  * pam_patternlock — Android-style pattern unlock: the PAM entry points.
  *
  * Asks patternlockd (over its root-owned Unix socket) whether the user has a
- * pattern and is not locked, shows the 3x3 grid, reads the dots with echo off
- * and has the daemon verify them. Only an exact "OK" (or "OK weak=1", after
- * which one line advises a change) to the VERIFY is success; every failure
- * to reach or understand the daemon is PAM_AUTHINFO_UNAVAIL so the stack
- * falls through to the password.
+ * pattern and is not locked, shows the 3x3 grid (in full on a terminal, as
+ * one line in the prompt elsewhere), reads the dots with echo off and has the
+ * daemon verify them. With one_prompt the same prompt takes the password:
+ * what is not a pattern goes unsent to the next module as PAM_AUTHTOK. Only an
+ * exact "OK" (or "OK weak=1", after which one line advises a change) to the
+ * VERIFY is success; every failure to reach or understand the daemon is
+ * PAM_AUTHINFO_UNAVAIL so the stack falls through to the password.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -185,21 +187,25 @@ done:
 	return ret;
 }
 
-/* The grid, then the prompt with echo off. Returns PAM_SUCCESS with a
- * non-empty *entry (caller wipes and frees), or PAM_AUTHINFO_UNAVAIL for an
- * empty entry, a cancelled prompt or a failed conversation: none of those
- * reach the daemon, so none is counted. */
-static int ask_pattern(const struct session *s, char **entry)
+/* The grid in the chosen form, then the prompt with echo off. Returns
+ * PAM_SUCCESS with a non-empty *entry (caller wipes and frees), or
+ * PAM_AUTHINFO_UNAVAIL for an empty entry, a cancelled prompt or a failed
+ * conversation: none of those reach the daemon, so none is counted. */
+static int ask_pattern(const struct session *s, enum pl_grid form, char **entry)
 {
 	char grid[MESSAGE_SIZE];
-	char prompt[MESSAGE_SIZE + 32];
-	const char *ask = PL_PROMPT;
+	char ask[MESSAGE_SIZE];
+	char prompt[2 * MESSAGE_SIZE];
+	const char *shown = ask;
 	char *response = NULL;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 	int rc;
 
 	*entry = NULL;
-	if (!s->cfg.nogrid && !s->cfg.quiet &&
+	if (pl_format_prompt(ask, sizeof(ask), form, s->cfg.one_prompt,
+			     s->cfg.layout) < 0)
+		goto done;
+	if (form == PL_GRID_FULL && !s->cfg.quiet &&
 	    pl_format_grid(grid, sizeof(grid), s->user, s->cfg.layout) > 0) {
 		if (!s->silent) {
 			tell(s, PAM_TEXT_INFO, grid);
@@ -208,12 +214,11 @@ static int ask_pattern(const struct session *s, char **entry)
 			 * sudo always sets it; the user still needs the grid to
 			 * type a pattern, so it becomes part of the prompt
 			 * itself. */
-			snprintf(prompt, sizeof(prompt), "%s\n%s", grid,
-				 PL_PROMPT);
-			ask = prompt;
+			snprintf(prompt, sizeof(prompt), "%s\n%s", grid, ask);
+			shown = prompt;
 		}
 	}
-	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, ask, &response);
+	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, shown, &response);
 	if (rc != PAM_SUCCESS) {
 		pam_syslog(s->pamh, LOG_NOTICE,
 			   "pattern prompt for %s ended: %s", s->user,
@@ -235,6 +240,19 @@ done:
 		free(response);
 	}
 	return ret;
+}
+
+/* one_prompt: what was typed goes to the next module as the password
+ * (pam_unix try_first_pass / use_first_pass). libpam keeps its own copy and
+ * wipes it at pam_end. */
+static void pass_on(const struct session *s, const char *entry)
+{
+	int rc = pam_set_item(s->pamh, PAM_AUTHTOK, entry);
+
+	if (rc != PAM_SUCCESS)
+		pam_syslog(s->pamh, LOG_ERR,
+			   "could not hand the entry on as PAM_AUTHTOK: %s",
+			   pam_strerror(s->pamh, rc));
 }
 
 static const char *item_string(pam_handle_t *pamh, int type)
@@ -372,7 +390,9 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	struct session s = {.pamh = pamh, .silent = (flags & PAM_SILENT) != 0};
 	char request[PL_MAX_REQUEST];
 	char why[ERRBUF_SIZE];
+	char dots[PL_MAX_ENTRY + 1];
 	struct pl_reply reply;
+	const void *authtok = NULL;
 	char *entry = NULL;
 	long len;
 	int ret;
@@ -401,39 +421,72 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 		goto done;
 	}
 
+	/* one_prompt: a module before this one already asked for the
+	 * password (PAM_AUTHTOK is set). A second prompt would be answered with
+	 * the same text by most clients; the token is left for the next module
+	 * and nothing is asked or sent. */
+	if (s.cfg.one_prompt &&
+	    pam_get_item(pamh, PAM_AUTHTOK, &authtok) == PAM_SUCCESS &&
+	    authtok != NULL) {
+		if (s.cfg.debug)
+			pam_syslog(pamh, LOG_DEBUG,
+				   "PAM_AUTHTOK already set: not asked");
+		ret = PAM_AUTHINFO_UNAVAIL;
+		goto done;
+	}
+
 	ret = check_status(&s);
 	if (ret != PAM_SUCCESS)
 		goto done;
 
-	ret = ask_pattern(&s, &entry);
+	ret = ask_pattern(
+		&s, pl_grid_choose(s.cfg.grid, item_string(pamh, PAM_TTY)),
+		&entry);
 	if (ret != PAM_SUCCESS)
 		goto done;
+	/* one_prompt: anything but a pattern is the password. It is not sent,
+	 * so it is neither counted nor seen by the daemon. PAM_AUTHINFO_UNAVAIL
+	 * like every other way the pattern was not used, so a stack treats it
+	 * as the module's absence. */
+	if (s.cfg.one_prompt && !pl_is_pattern(entry, s.cfg.layout)) {
+		if (s.cfg.debug)
+			pam_syslog(pamh, LOG_DEBUG,
+				   "not a pattern: handed on, not sent");
+		pass_on(&s, entry);
+		ret = PAM_AUTHINFO_UNAVAIL;
+		goto done;
+	}
 	if (strlen(entry) > PL_MAX_ENTRY) {
 		ret = overlong_entry(&s, entry);
 		goto done;
 	}
 
-	/* The daemon knows only the phone layout's digits. */
-	pl_layout_to_phone(s.cfg.layout, entry);
+	/* The daemon knows only the phone layout's digits; the entry itself is
+	 * kept as typed for one_prompt's hand-on. */
+	memcpy(dots, entry, strlen(entry) + 1);
+	pl_layout_to_phone(s.cfg.layout, dots);
 	len = pl_format_verify_request_from(
-		request, sizeof(request), s.user, entry,
+		request, sizeof(request), s.user, dots,
 		item_string(pamh, PAM_SERVICE), item_string(pamh, PAM_TTY),
 		item_string(pamh, PAM_RHOST), item_string(pamh, PAM_RUSER),
 		&s.caller);
-	explicit_bzero(entry, strlen(entry));
+	explicit_bzero(dots, sizeof(dots));
 	if (len < 0) {
 		snprintf(why, sizeof(why), "VERIFY request does not fit");
 		pam_syslog(pamh, LOG_ERR, "%s", why);
 		ret = unavailable(&s, why);
-		goto done;
-	}
-	if (pl_client_exchange(pamh, &s.cfg, request, (size_t)len,
-			       s.cfg.timeout + PL_VERIFY_EXTRA_SECONDS, &reply,
-			       why, sizeof(why)) != 0) {
+	} else if (pl_client_exchange(pamh, &s.cfg, request, (size_t)len,
+				      s.cfg.timeout + PL_VERIFY_EXTRA_SECONDS,
+				      &reply, why, sizeof(why)) != 0) {
 		ret = unavailable(&s, why);
-		goto done;
+	} else {
+		ret = verify_outcome(&s, &reply);
 	}
-	ret = verify_outcome(&s, &reply);
+	/* one_prompt: a pattern that did not unlock may be a password made of
+	 * digits; the next module tries it. Never on success: the pattern is
+	 * not left behind for a later module. */
+	if (s.cfg.one_prompt && ret != PAM_SUCCESS)
+		pass_on(&s, entry);
 done:
 	explicit_bzero(request, sizeof(request));
 	if (entry != NULL) {

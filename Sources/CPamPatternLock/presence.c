@@ -84,6 +84,11 @@ enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
 			return PL_PRESENCE_NO_LOGIND;
 		if (!pl_service_listed(cfg->services, p->service))
 			return PL_PRESENCE_NOT_LISTED;
+		/* Nothing tells a login from a session's su here: a service
+		 * that logs in is taken as a new login. */
+		if (cfg->password_at_login &&
+		    pl_service_listed(cfg->login_services, p->service))
+			return PL_PRESENCE_NEW_LOGIN;
 		return PL_PRESENCE_ASK_LISTED;
 	}
 	/* (a) A session logind knows to be local, with a place a person sits:
@@ -93,6 +98,9 @@ enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
 			return PL_PRESENCE_REMOTE_SESSION;
 		if (!p->session_seat && !p->session_vt && !p->session_tty)
 			return PL_PRESENCE_NO_TERMINAL;
+		/* A greeter's session logs someone in: a new session. */
+		if (cfg->password_at_login && p->session_greeter)
+			return PL_PRESENCE_NEW_LOGIN;
 		return PL_PRESENCE_ASK;
 	}
 	/* Or a login or greeter before its session exists, on a terminal or
@@ -100,7 +108,11 @@ enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
 	 * session are never asked. */
 	if (pl_service_listed(cfg->login_services, p->service) &&
 	    pl_local_terminal(p->tty))
-		return PL_PRESENCE_ASK;
+		/* password_at_login: the password this login asks also opens
+		 * the keyring (pam_gnome_keyring, pam_kwallet5), which a
+		 * pattern cannot. */
+		return cfg->password_at_login ? PL_PRESENCE_NEW_LOGIN
+					      : PL_PRESENCE_ASK;
 	return PL_PRESENCE_NO_SESSION;
 }
 
@@ -133,6 +145,10 @@ const char *pl_presence_reason(enum pl_presence_verdict verdict)
 		return "no logind, and services= does not list this service";
 	case PL_PRESENCE_NO_LOGIND:
 		return "no logind, and no services= option";
+	case PL_PRESENCE_NEW_LOGIN:
+		return "password_at_login, and this opens a new session (a "
+		       "login service in no session, a greeter, or without "
+		       "logind a service in login_services=)";
 	}
 	return "unknown";
 }

@@ -10,7 +10,8 @@ struct ConfigTests {
         #expect(ignored == 0)
         #expect(socketPath(config) == "/run/patternlock/socket")
         #expect(config.timeout == 3)
-        #expect(!config.debug && !config.nogrid && !config.quiet && !config.allow_remote)
+        #expect(!config.debug && !config.quiet && !config.allow_remote)
+        #expect(config.grid == PL_GRID_AUTO && !config.one_prompt && !config.password_at_login)
         #expect(config.layout == PL_LAYOUT_PHONE)
         #expect(cString(config.services) == "")
         #expect(cString(config.login_services) == "login,gdm-password,lightdm,sddm,xdm,lxdm,greetd")
@@ -49,11 +50,13 @@ struct ConfigTests {
     func everyOption() {
         let (config, ignored) = parsedConfig([
             "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet", "allow_remote", "layout=numpad",
+            "one_prompt", "password_at_login",
         ])
         #expect(ignored == 0)
         #expect(socketPath(config) == "/tmp/pl/socket")
         #expect(config.timeout == 7)
-        #expect(config.debug && config.nogrid && config.quiet && config.allow_remote)
+        #expect(config.debug && config.grid == PL_GRID_NONE && config.quiet && config.allow_remote)
+        #expect(config.one_prompt && config.password_at_login)
         #expect(config.layout == PL_LAYOUT_NUMPAD)
     }
 
@@ -78,6 +81,28 @@ struct ConfigTests {
         #expect(parsed.layout == PL_LAYOUT_NUMPAD)
     }
 
+    @Test(
+        "grid= chooses the form, nogrid is grid=none; the last one wins",
+        arguments: [
+            (["grid=auto"], PL_GRID_AUTO), (["grid=full"], PL_GRID_FULL), (["grid=compact"], PL_GRID_COMPACT),
+            (["grid=none"], PL_GRID_NONE), (["nogrid"], PL_GRID_NONE), (["nogrid", "grid=full"], PL_GRID_FULL),
+            (["grid=compact", "nogrid"], PL_GRID_NONE),
+        ])
+    func grid(words: [String], grid: pl_grid) {
+        let (config, ignored) = parsedConfig(words)
+        #expect(ignored == 0)
+        #expect(config.grid == grid)
+    }
+
+    @Test("an unknown grid= keeps the form", arguments: ["grid=", "grid=Full", "grid=compact ", "grid=yes", "grid=0"])
+    func badGrid(word: String) {
+        var config = pl_config()
+        pl_config_init(&config)
+        config.grid = PL_GRID_COMPACT
+        #expect(pl_config_apply(&config, word) == PL_OPTION_BAD_VALUE)
+        #expect(config.grid == PL_GRID_COMPACT)
+    }
+
     @Test("the last of a repeated option wins")
     func lastWins() {
         let (config, _) = parsedConfig(["timeout=5", "timeout=1"])
@@ -86,7 +111,10 @@ struct ConfigTests {
 
     @Test(
         "unknown options are ignored and counted",
-        arguments: ["nodelay", "Debug", "debugx", "grid", "sock=/x", "", "timeout", "socket", "layout", "numpad"])
+        arguments: [
+            "nodelay", "Debug", "debugx", "grid", "sock=/x", "", "timeout", "socket", "layout", "numpad", "one_prompt=1",
+            "oneprompt", "password_at_login=72", "full",
+        ])
     func unknownOption(word: String) {
         var config = pl_config()
         pl_config_init(&config)

@@ -15,6 +15,7 @@ struct PresenceCase: CustomStringConvertible, Sendable {
     var seat = false
     var vt = false
     var tty = false
+    var greeter = false
     var service: String? = "sudo"
     var pamTTY: String? = nil
     var rhost: String? = nil
@@ -118,7 +119,80 @@ struct PresenceTests {
             name: "allow_remote: saslauthd", service: "smtp", options: ["allow_remote"], verdict: PL_PRESENCE_ASK_ALLOWED),
         PresenceCase(
             name: "allow_remote: no logind", logind: false, options: ["allow_remote"], verdict: PL_PRESENCE_ASK_ALLOWED),
+        // password_at_login: a new session gets the password (for the keyring); one already open, the pattern.
+        PresenceCase(
+            name: "password_at_login: console login before its session", service: "login", pamTTY: "/dev/tty1",
+            options: ["password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "password_at_login: login on a pty", service: "login", pamTTY: "/dev/pts/4",
+            options: ["password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "password_at_login: gdm on a display", service: "gdm-password", pamTTY: ":0",
+            options: ["password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "password_at_login: a greeter's session", inSession: true, seat: true, vt: true, greeter: true,
+            service: "lightdm", pamTTY: ":0", options: ["password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "a greeter's session without password_at_login", inSession: true, seat: true, vt: true, greeter: true,
+            service: "lightdm", pamTTY: ":0", verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: sudo in a local session", inSession: true, seat: true, vt: true,
+            pamTTY: "/dev/pts/0", options: ["password_at_login"], verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: su on a console session", inSession: true, tty: true, service: "su",
+            pamTTY: "/dev/pts/3", options: ["password_at_login"], verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: login run inside a session", inSession: true, tty: true, service: "login",
+            pamTTY: "/dev/pts/3", options: ["password_at_login"], verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: xsecurelock in the session", inSession: true, seat: true, vt: true,
+            service: "xsecurelock", pamTTY: ":5", rhost: "localhost", options: ["password_at_login"],
+            verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: polkit agent in the session", inSession: true, seat: true, vt: true,
+            service: "polkit-1", options: ["password_at_login"], verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: a daemon is still not asked", service: "smtp", options: ["password_at_login"],
+            verdict: PL_PRESENCE_NO_SESSION),
+        PresenceCase(
+            name: "password_at_login: a remote session is still remote", inSession: true, remote: 1, tty: true,
+            service: "sudo", pamTTY: "/dev/pts/1", options: ["password_at_login"], verdict: PL_PRESENCE_REMOTE_SESSION),
+        PresenceCase(
+            name: "password_at_login, no logind: a login service is a new login", logind: false, service: "login",
+            pamTTY: "/dev/tty1", options: ["services=sudo,su,login", "password_at_login"],
+            verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "password_at_login, no logind: sudo is asked", logind: false, pamTTY: "/dev/pts/0",
+            options: ["services=sudo,su,login", "password_at_login"], verdict: PL_PRESENCE_ASK_LISTED),
+        PresenceCase(
+            name: "password_at_login, no logind: login_services= decides", logind: false, service: "su",
+            options: ["services=sudo,su,login", "login_services=login,su", "password_at_login"],
+            verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "password_at_login with allow_remote: asked", service: "login", pamTTY: "/dev/tty1",
+            options: ["allow_remote", "password_at_login"], verdict: PL_PRESENCE_ASK_ALLOWED),
     ]
+
+    @Test(
+        "grid=auto: the full grid on a terminal device, compact elsewhere",
+        arguments: [
+            ("/dev/tty1", true), ("tty2", true), ("/dev/pts/0", true), ("pts/3", true), ("/dev/ttyS0", true),
+            ("ttyS0", true), ("/dev/console", true), (":0", false), (":5", false), (":1.0", false), ("host:0", false),
+            ("ssh", false), ("", false), ("/dev/", false), ("tty", false), ("pts/", false), ("console", false),
+        ])
+    func gridAuto(tty: String, terminal: Bool) {
+        #expect(pl_tty_is_terminal(tty) == terminal)
+        #expect(pl_grid_choose(PL_GRID_AUTO, tty) == (terminal ? PL_GRID_FULL : PL_GRID_COMPACT))
+        for fixed in [PL_GRID_FULL, PL_GRID_COMPACT, PL_GRID_NONE] {
+            #expect(pl_grid_choose(fixed, tty) == fixed)
+        }
+    }
+
+    @Test("grid=auto without PAM_TTY (a polkit agent, a Wayland locker) is compact")
+    func gridAutoUnset() {
+        #expect(!pl_tty_is_terminal(nil))
+        #expect(pl_grid_choose(PL_GRID_AUTO, nil) == PL_GRID_COMPACT)
+    }
 
     @Test("the decision table", arguments: table)
     func decide(_ c: PresenceCase) {
@@ -128,7 +202,7 @@ struct PresenceTests {
                 withOptionalCString(c.rhost) { rhost in
                     var p = pl_presence(
                         logind: c.logind, in_session: c.inSession, session_remote: c.remote, session_seat: c.seat,
-                        session_vt: c.vt, session_tty: c.tty, service: service, tty: tty, rhost: rhost,
+                        session_vt: c.vt, session_tty: c.tty, session_greeter: c.greeter, service: service, tty: tty, rhost: rhost,
                         hostname: "myhost")
                     return pl_presence_decide(&p, &config)
                 }
@@ -144,7 +218,7 @@ struct PresenceTests {
         let all = [
             PL_PRESENCE_ASK, PL_PRESENCE_ASK_ALLOWED, PL_PRESENCE_ASK_LISTED, PL_PRESENCE_REMOTE_HOST,
             PL_PRESENCE_REMOTE_SESSION, PL_PRESENCE_NO_TERMINAL, PL_PRESENCE_NO_SESSION, PL_PRESENCE_NOT_LISTED,
-            PL_PRESENCE_NO_LOGIND,
+            PL_PRESENCE_NO_LOGIND, PL_PRESENCE_NEW_LOGIN,
         ]
         let words = all.map { String(cString: pl_presence_reason($0)) }
         #expect(Set(words).count == all.count)

@@ -8,7 +8,8 @@ import Testing
 struct SentenceTests {
     /// The keys the checks below render: the table must hold exactly these.
     static let keys: Set<String> = [
-        "prompt", "grid", "grid.rows.phone", "grid.rows.numpad", "wrong", "wrong.one", "wrong.last", "locked",
+        "prompt", "prompt.one", "prompt.compact", "prompt.one.compact", "grid.keys.phone", "grid.keys.numpad",
+        "grid", "grid.rows.phone", "grid.rows.numpad", "wrong", "wrong.one", "wrong.last", "locked",
         "way_out.admin", "way_out.timed", "duration.minute", "duration.minutes", "duration.hour", "duration.hours",
         "duration.day", "duration.days", "invalid.too_short", "invalid.not_a_dot", "invalid.repeated_dot",
         "invalid.other", "weak", "unavailable", "unavailable.unknown",
@@ -30,6 +31,26 @@ struct SentenceTests {
     @Test("the prompt")
     func prompt() throws {
         #expect(PL_PROMPT == (try SentenceTable().render("prompt")))
+    }
+
+    @Test(
+        "the prompt in every form, either mode and either layout",
+        arguments: [(PL_LAYOUT_PHONE, "grid.keys.phone"), (PL_LAYOUT_NUMPAD, "grid.keys.numpad")])
+    func prompts(layout: pl_layout, keysKey: String) throws {
+        let table = try SentenceTable()
+        let keys = try table.render(keysKey)
+        #expect(String(cString: pl_layout_keys(layout)) == keys)
+        #expect(PL_PROMPT_ONE == (try table.render("prompt.one")))
+        for form in [PL_GRID_FULL, PL_GRID_NONE] {
+            #expect(formatted { pl_format_prompt($0, $1, form, false, layout) } == (try table.render("prompt")))
+            #expect(formatted { pl_format_prompt($0, $1, form, true, layout) } == (try table.render("prompt.one")))
+        }
+        #expect(
+            formatted { pl_format_prompt($0, $1, PL_GRID_COMPACT, false, layout) }
+                == (try table.render("prompt.compact", ["keys": keys])))
+        #expect(
+            formatted { pl_format_prompt($0, $1, PL_GRID_COMPACT, true, layout) }
+                == (try table.render("prompt.one.compact", ["keys": keys])))
     }
 
     @Test("the grid, in either layout", arguments: [(PL_LAYOUT_PHONE, "grid.rows.phone"), (PL_LAYOUT_NUMPAD, "grid.rows.numpad")])

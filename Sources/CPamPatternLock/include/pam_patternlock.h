@@ -31,6 +31,9 @@ extern "C" {
 #define PL_MAX_REPLY 4096
 /* The daemon's lockout policy, named in the messages. */
 #define PL_MAX_ATTEMPTS 5
+/* A pattern connects at least this many dots (after a straight move over an
+ * unused dot took it). */
+#define PL_MIN_DOTS 4
 /* Longest entry worth sending: a pattern has at most 9 dots. */
 #define PL_MAX_ENTRY 64
 /* service/tty/rhost/ruser are cut to this many bytes (the daemon keeps 64). */
@@ -58,12 +61,35 @@ enum pl_layout {
 	PL_LAYOUT_NUMPAD,    /* 7 8 9 is the top row, as on a numeric keypad */
 };
 
+/* How the grid is shown (grid=; nogrid is grid=none). */
+enum pl_grid {
+	/* full on a terminal (PAM_TTY a tty or pts device), compact for
+	 * anything else: an X display, none (a Wayland locker, a polkit
+	 * agent). The default. */
+	PL_GRID_AUTO = 0,
+	/* The 4-line grid as an informational message before the prompt. */
+	PL_GRID_FULL,
+	/* No message: the prompt itself carries the keys on one line,
+	 * "Pattern [123 456 789]: ", so it stays on screens that show each
+	 * message for a moment only, and costs nothing where none is shown. */
+	PL_GRID_COMPACT,
+	/* The prompt alone. */
+	PL_GRID_NONE,
+};
+
 struct pl_config {
 	char socket_path[PL_MAX_SOCKET_PATH];
 	int timeout; /* seconds, 1..PL_MAX_TIMEOUT */
 	bool debug;
-	bool nogrid;
+	enum pl_grid grid;
 	bool quiet;
+	/* one_prompt: ask once, "Pattern or password: "; an entry that is not
+	 * a pattern goes to the next module as PAM_AUTHTOK, unsent. */
+	bool one_prompt;
+	/* password_at_login: a new login (login, a display manager, a
+	 * greeter) is not offered the pattern, so the password it asks opens
+	 * the keyring too; a session's sudo, su, lock screen and polkit are. */
+	bool password_at_login;
 	/* Ask without positive evidence that a person is at this machine:
 	 * remote logins and network services too (see pl_presence_decide). */
 	bool allow_remote;
@@ -230,6 +256,9 @@ struct pl_presence {
 	bool session_seat;
 	bool session_vt;
 	bool session_tty;
+	/* That session is a display manager's greeter (logind's class
+	 * "greeter"): what authenticates there opens a new session. */
+	bool session_greeter;
 	/* PAM_SERVICE, PAM_TTY, PAM_RHOST (NULL when unset) and this host's
 	 * name. */
 	const char *service;
@@ -262,6 +291,11 @@ enum pl_presence_verdict {
 	PL_PRESENCE_NOT_LISTED,
 	/* No logind and no services= option. */
 	PL_PRESENCE_NO_LOGIND,
+	/* password_at_login: this opens a new session (a login service in no
+	 * session, a greeter's session, or without logind a service listed in
+	 * both services= and login_services=): the password, for the keyring.
+	 */
+	PL_PRESENCE_NEW_LOGIN,
 };
 
 /*
@@ -287,6 +321,39 @@ bool pl_local_terminal(const char *tty);
 
 /* True when name is one of the comma-separated names of list, byte for byte. */
 bool pl_service_listed(const char *list, const char *name);
+
+/* True when tty (PAM_TTY) is a terminal device, where the 4-line grid reads
+ * well: /dev/ttyN, /dev/pts/N, ttyN, pts/N and any other /dev/ or tty name
+ * (a serial console). An X display, NULL and anything else are not. */
+bool pl_tty_is_terminal(const char *tty);
+
+/* The form of the grid to show: grid= as given, or for PL_GRID_AUTO full on a
+ * terminal (pl_tty_is_terminal) and compact otherwise. Never PL_GRID_AUTO. */
+enum pl_grid pl_grid_choose(enum pl_grid option, const char *tty);
+
+/* The prompt: PL_PROMPT or PL_PROMPT_ONE (one_prompt) for the full grid and
+ * none; for the compact form the same words with the keys of layout on one
+ * line, "Pattern [123 456 789]: " or "Pattern [123 456 789] or password: ".
+ * Returns the length, or -1 when it does not fit. */
+long pl_format_prompt(char *out, size_t outsize, enum pl_grid form,
+		      bool one_prompt, enum pl_layout layout);
+
+/* The keys of layout on one line, "123 456 789" for phone. */
+const char *pl_layout_keys(enum pl_layout layout);
+
+/*
+ * Whether entry (phone-layout digits) is a pattern by the daemon's rule:
+ * PL_REASON_NONE when it is, else the reason the daemon would give
+ * (PL_REASON_EMPTY, _NOT_A_DOT, _REPEATED_DOT, _TOO_SHORT). Each dot 1-9
+ * once; a straight move over an unused dot takes it; at least PL_MIN_DOTS
+ * dots after that. Tests/Contract/patterns.txt holds the answers both sides
+ * must give.
+ */
+enum pl_reason pl_pattern_check(const char *entry);
+
+/* pl_pattern_check on entry typed in layout (mapped to phone digits on a
+ * copy, which is wiped): true for a pattern. */
+bool pl_is_pattern(const char *entry, enum pl_layout layout);
 
 /* The grid shown before the prompt, as the keys of layout show it. Returns
  * the length, or -1 when it does not fit. */

@@ -13,6 +13,18 @@
 /* prompt. Enter on an empty line skips to the next module (the password, a
  * fingerprint), and the user should know it. */
 #define PL_PROMPT "Pattern (Enter to skip): "
+/* prompt.one: one_prompt, where a password typed here goes on to the next
+ * module. */
+#define PL_PROMPT_ONE "Pattern or password: "
+/* prompt.compact: the keys (grid.keys.phone or grid.keys.numpad) on the
+ * prompt's own line, for clients that show one line or no message. */
+#define PL_PROMPT_COMPACT "Pattern [%s]: "
+/* prompt.one.compact */
+#define PL_PROMPT_ONE_COMPACT "Pattern [%s] or password: "
+/* grid.keys.phone */
+#define PL_TEXT_KEYS_PHONE "123 456 789"
+/* grid.keys.numpad */
+#define PL_TEXT_KEYS_NUMPAD "789 456 123"
 
 /* grid: the user, then grid.rows.phone or grid.rows.numpad. */
 #define PL_TEXT_GRID "Pattern unlock for %s: type the dots in order.\n%s"
