@@ -97,7 +97,6 @@ class Desktop:
         self.clients, self.system, self.user, self.kind = clients, clients.system, user, kind
         self.dir = f"/var/tmp/pl-lock-{user}"  # not the container's /tmp tmpfs: the host reads it in the overlay
         self.locks = 0
-        self.prompt = None
         uid = clients.uid(user)
         self.env = (f"XDG_RUNTIME_DIR=/run/user/{uid} WAYLAND_DISPLAY=wayland-1" if kind == "sway"
                     else "DISPLAY=:5")
@@ -164,22 +163,30 @@ class Desktop:
             # swaylock's colour (-c 336699) fills the screen once it is locked.
             self.poll(lambda: self.probe("%[hex:p{20,20}]") == "336699", "swaylock's colour on the screen")
         else:
-            # xsecurelock blanks the screen, and a key shows its PAM prompt (the
-            # only bright thing on it): wake it until then, and remember how the
-            # prompt's title line looks, to tell when it asks again.
-            def prompted():
-                self.as_user("xdotool key shift")
-                return float(self.probe("%[fx:mean]")) > 0
-            self.poll(prompted, "xsecurelock's prompt on the screen")
-            self.poll(self.stable_title, "xsecurelock's prompt holding still")
+            # xsecurelock blanks the screen, and a key shows its PAM prompt.
+            self.poll(self.prompted, "xsecurelock's prompt on the screen")
 
-    TITLE = "800x40+0+250"  # xsecurelock's title line on an 800x600 screen
+    def screen(self):
+        """What xsecurelock shows, and how bright: "blank", "error" (a red
+        message) or "text" (white: a prompt or "Processing..."; it moves a few
+        pixels each time, against burn-in, so pixels are not compared)."""
+        red, green = map(float, self.probe("%[fx:mean.r] %[fx:mean.g]").split())
+        return ("blank" if red == 0 else "error" if red > green * 1.05 else "text"), red
 
-    def stable_title(self):
-        first = self.probe("%#", self.TITLE)
-        time.sleep(0.3)
-        self.prompt = self.probe("%#", self.TITLE)
-        return first == self.prompt
+    def prompted(self):
+        """Wakes xsecurelock with a key; true once it shows the prompt."""
+        self.as_user("xdotool key shift")
+        return self.screen()[0] == "text"
+
+    def prompted_again(self):
+        """True once xsecurelock asks again: white text on the screen (a prompt,
+        not the red message) while its PAM helper waits on the pipe for the
+        answer (not in the fail delay behind "Processing..."). The prompt is the
+        module's, or pam_unix's "Password:" once the pattern is locked."""
+        self.as_user("xdotool key shift")
+        waiting = self.system.run(f"for p in $(pgrep -u {self.user} -x authproto_pam); do "
+                                  "grep -q pipe /proc/$p/wchan && exit 0; done; exit 1").returncode == 0
+        return waiting and self.screen()[0] == "text"
 
     def unlocked(self):
         r = self.system.run(f"cat {self.dir}/rc.{self.locks}")
@@ -187,9 +194,9 @@ class Desktop:
 
     def refusals_seen(self):
         """How many entries this lock screen has refused: swaylock logs each
-        failed pam_authenticate; for xsecurelock, pam_unix's helper logs each
-        password it checked in vain (a refused entry always reaches pam_unix:
-        one_prompt hands a wrong or locked pattern on to it)."""
+        failed pam_authenticate; for xsecurelock (which logs none), pam_unix's
+        helper logs each password it checked in vain: a refused entry always
+        reaches pam_unix, as one_prompt hands a wrong or locked pattern on."""
         if self.kind == "sway":
             return int(self.system.ok(f"grep -c 'pam_authenticate failed' {self.dir}/locker.{self.locks}.log || true"))
         out = self.system.ok("journalctl -o cat --no-pager")
@@ -224,17 +231,21 @@ class Desktop:
                 raise AssertionError(f"swaylock never took the entry to PAM\n{self.diagnostics()}")
         else:
             self.type(text)
-        self.poll(lambda: self.unlocked() is not None or self.refusals_seen() > refusals,
-                  "the lock screen to unlock or refuse")
-        if shot:
+
+        def settled():
+            if shot and self.kind == "x11" and not shots and self.screen()[0] == "error":
+                shots.append(self.shot(shot))  # xsecurelock's message shows only for a while
+            return self.unlocked() is not None or self.refusals_seen() > refusals
+        shots = []
+        self.poll(settled, "the lock screen to unlock or refuse")
+        if shot and not shots:
             self.shot(shot)
         rc = self.unlocked()
         if rc is not None:
             assert rc == "0", f"{self.LOCKER[self.kind]} ended with status {rc}\n{self.diagnostics()}"
             return "unlocked"
         if self.kind == "x11":
-            # xsecurelock shows the message, then starts over with the same prompt.
-            self.poll(lambda: self.probe("%#", self.TITLE) == self.prompt, "xsecurelock's prompt again")
+            self.poll(self.prompted_again, "xsecurelock's prompt again")
         return "refused"
 
 
