@@ -304,11 +304,15 @@ PKEXEC = ("sh -c 'f=$(mktemp -u) && mkfifo $f && { pkttyagent --process $$ --not
           "pkexec /usr/bin/id -un; echo PKEXEC=$?; kill $!; }'")
 
 
-def pkexec_steps(answer, user, ok):
-    end = [["expect", r"\nroot\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
-                                                          ["expect", r"PKEXEC=(?!0)\d+"]]
-    return [["send", PKEXEC + "\n"], ["expect", f"Authenticating as: {user}"], ["expect", re.escape(PROMPT)],
-            ["secret", answer + "\n"], *end, ["expect", r"\n" + booted.ClientSystem.PROMPT]]
+def pkexec_steps(answer, user, ok, locked=False):
+    """Steps: pkexec at the shell prompt, answered once. While the pattern is
+    locked the module says so and pam_unix asks its own "Password: "."""
+    asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"], ["expect", "Password: "]]
+             if locked else [["expect", re.escape(PROMPT)]])
+    end = [["expect", r"root\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
+                                                         ["expect", r"PKEXEC=(?!0)\d+"]]
+    return [["send", PKEXEC + "\n"], ["expect", f"Authenticating as: {user}"], *asked,
+            ["secret", answer + "\n"], *end]  # Clients.session waits for the shell prompt
 
 
 def test_pkexec_with_pkttyagent_takes_the_pattern_the_password_once_and_locks_the_pattern_after_five_wrong(
@@ -323,10 +327,10 @@ def test_pkexec_with_pkttyagent_takes_the_pattern_the_password_once_and_locks_th
         pkexec_steps(PATTERN, user, ok=True),
         pkexec_steps(PASSWORD, user, ok=True),
         *[pkexec_steps(WRONG_PATTERN, user, ok=False) for _ in range(5)],
-        pkexec_steps(PATTERN, user, ok=False),
-        pkexec_steps(PASSWORD, user, ok=True),
+        pkexec_steps(PATTERN, user, ok=False, locked=True),
+        pkexec_steps(PASSWORD, user, ok=True, locked=True),
     ], timeout=180)
-    assert out.count(PROMPT) == 9, "one prompt for each pkexec, the password typed once"
+    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 2, "one prompt for each pkexec"
     assert "Error: Wrong pattern" in out, out
     results = verify_results(clients, user)
     assert results == EXPECTED_RESULTS[:-1], f"the password reached the daemon, or a pattern did not: {results}"
