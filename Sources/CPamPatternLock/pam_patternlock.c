@@ -482,11 +482,15 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	} else {
 		ret = verify_outcome(&s, &reply);
 	}
-	/* one_prompt: a pattern that did not unlock may be a password made of
-	 * digits; the next module tries it. Never on success: the pattern is
-	 * not left behind for a later module. */
-	if (s.cfg.one_prompt && ret != PAM_SUCCESS)
-		pass_on(&s, entry);
+	/* one_prompt: a pattern that did not unlock is not handed on, though
+	 * it may be a password made of digits. pam_unix's try_first_pass does
+	 * not ask again when the token it was given fails: handed on, every
+	 * mistyped pattern would end the attempt as a wrong password too (one
+	 * more for pam_faillock's count), with no chance to type the password.
+	 * Not handed on, pam_unix asks "Password:": a client that answers every
+	 * prompt with the same text (swaylock) answers it with that entry, so a
+	 * digit password still unlocks with one answer, and on a terminal the
+	 * user types the password. */
 done:
 	explicit_bzero(request, sizeof(request));
 	if (entry != NULL) {

@@ -16,6 +16,13 @@ public enum EntryWording {
         }
     }
 
+    /// After a pattern is enrolled on a terminal: where the PAM module asks "Pattern or
+    /// password:" (one_prompt, issue 20), a password that is itself a pattern is
+    /// tried as one and counted. The man page and the README give the same advice.
+    public static let digitPasswordAdvice =
+        "At \"Pattern or password:\" a password of only the digits 1 to 9, none twice, is taken for a "
+        + "pattern and counted as a wrong one. If yours is like that, add a 0, a letter or a repeated digit to it."
+
     /// After `OK weak=1`: unlocked, with a pattern the enroll policy refuses today.
     public static let weakAdvice = "Your pattern is one that attackers try first. Change it with: patternlockd enroll"
 }

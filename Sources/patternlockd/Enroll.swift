@@ -196,6 +196,7 @@ extension PatternLockd {
                 if PatternInput.isTerminal {
                     print("Your pattern, dots numbered in the order you draw them:")
                     print(pattern.picture)
+                    print(EntryWording.digitPasswordAdvice)
                 }
             } catch let error as ClientError {
                 throw fail(error)

@@ -172,12 +172,13 @@ class ClientSystem(BootedSystem):
 
     def login_steps(self, user, password, pattern_prompt=False):
         """pty steps for `login USER` up to a shell prompt in the user's new local
-        logind session (pam_systemd makes it). With `pattern_prompt`, the user is
-        enrolled and login asks the pattern first: Enter skips it, then the
-        password."""
+        logind session (pam_systemd makes it). The pam-auth-update profile has
+        password_at_login: login asks the password alone, enrolled or not. With
+        `pattern_prompt`, a stack without it offers the enrolled user the one
+        prompt first: Enter skips it, then the password."""
         steps = []
         if pattern_prompt:
-            steps += [["expect", r"Pattern \(Enter to skip\): "], ["secret", "\n"]]
+            steps += [["expect", r"Pattern or password: "], ["secret", "\n"]]
         return steps + [
             ["expect", "Password: "], ["secret", password + "\n"],
             ["expect", r"[$#] "],

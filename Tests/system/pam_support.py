@@ -36,6 +36,12 @@ GRID = ("Pattern unlock for {user}: type the dots in order.\n"
         "  1 2 3\n  4 5 6\n  7 8 9")
 # The prompt says that Enter skips to the next module (issue 14).
 PROMPT = "Pattern (Enter to skip): "
+# one_prompt (issue 20): one field for the pattern or the password.
+ONE_PROMPT = "Pattern or password: "
+# The compact grid (grid=compact, or grid=auto off a terminal): the keys in
+# the prompt, no message.
+COMPACT_PROMPT = "Pattern [123 456 789]: "
+ONE_COMPACT_PROMPT = "Pattern [123 456 789] or password: "
 # The same words as the CLI's (issue 14: one wording for a lock).
 LOCKED = ("Pattern unlock for {user} is locked after 5 failed attempts. "
           "Ask an administrator to run: patternlockd reset {user}")
@@ -197,15 +203,20 @@ class Pam:
 
     def authenticate(self, user, *answers, args=(), silent=False, tty=None, rhost=None,
                      ruser=None, timeout=60, stack=None, repeat=False, listed=True, syslog=None,
-                     times=1):
+                     times=1, grid="full"):
         """pam_authenticate for `user`. `stack`: the auth lines of the service instead
         of the module alone, with {module} standing for the built module's path.
         `repeat`: every prompt gets the first answer, as sshd answers them.
         `listed`: the module's options list this service (services=pltest), as an
         administrator lists sudo and login on a host without logind; without it the
         module has no evidence of a person and asks nobody. `syslog`: a
-        SyslogCatcher for what the module logs. `times`: rounds in one process."""
+        SyslogCatcher for what the module logs. `times`: rounds in one process.
+        `grid`: the module's grid= option, "full" unless given: the harness has
+        no terminal, so grid=auto would choose the compact form where most of
+        these tests read the 4-line grid; None leaves the module's default."""
         here = f" services={self.service}" if listed else ""
+        if grid is not None:
+            here += f" grid={grid}"
         if stack is None:
             auth = f"auth required {self.module}{here} {' '.join(args)}\n"
         else:

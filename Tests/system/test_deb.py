@@ -41,7 +41,8 @@ SNAPSHOT = ("find /etc /usr /lib /lib64 /opt /srv /var /run/patternlock -xdev "
 
 
 # The module's prompt (a regular expression for the pty driver).
-PROMPT = r"Pattern \(Enter to skip\): "
+# The profile's one prompt (issue 20).
+PROMPT = r"Pattern or password: "
 
 
 def host_snapshot():
@@ -242,13 +243,12 @@ class Box:
     # The shell prompt a session sets: a line that starts with it is the prompt.
     SHELL_PROMPT = "plshell> "
 
-    def session(self, title, user, commands, pattern=None):
+    def session(self, title, user, commands):
         """`login user` on a new pseudo-terminal: a real local logind session, where
         the module asks (issue 19: su and sudo in no session are not asked). The
-        user logs in with the password (Enter skips the pattern prompt of an enrolled
-        user, `pattern=True`), then each command's steps run at the prompt."""
-        steps = [["expect", PROMPT], ["secret", "\n"]] if pattern else []
-        steps += [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
+        user logs in with the password, enrolled or not (the profile's
+        password_at_login, issue 20), then each command's steps run at the prompt."""
+        steps = [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
                   ["send", "PS1='plsh''ell> '\n"], ["expect", r"\n" + self.SHELL_PROMPT]]
         for command in commands:
             steps += command + [["expect", r"\n" + self.SHELL_PROMPT]]
@@ -307,7 +307,7 @@ def test_apt_installs_both_packages_and_systemd_runs_the_daemon(box):
     assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
 
 
-def test_su_and_login_on_a_terminal_take_the_pattern(box):
+def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):
     u = box.user
     box.ok(f"patternlockd enroll {u}", input=f"{PATTERN}\n{PATTERN}\n")
     box.ok("pam-auth-update --enable patternlock")
@@ -320,12 +320,13 @@ def test_su_and_login_on_a_terminal_take_the_pattern(box):
         ["secret", PATTERN + "\n"], ["expect", f"SU-OK {u}"]]])
     assert "Password" not in out.split("su - ", 1)[1], out
 
-    # A console login: /bin/login on a terminal, as getty starts it.
-    out = box.terminal("login with a pattern", ["login", u], [
-        ["expect", PROMPT], ["secret", PATTERN + "\n"],
+    # A console login: /bin/login on a terminal, as getty starts it. A new
+    # session: the password (password_at_login, for the keyring), no pattern.
+    out = box.terminal("login with the password", ["login", u], [
+        ["expect", "Password: "], ["secret", PASSWORD + "\n"],
         ["expect", r"\$ "], ["send", "echo LOGIN-OK $(id -un) $(tty)\n"],
         ["expect", f"LOGIN-OK {u} /dev/pts/"], ["send", "exit\n"], ["eof"]])
-    assert "Password" not in out
+    assert "Pattern" not in out
 
 
 SUDO = "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"
@@ -354,15 +355,15 @@ def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(
         # Locked: no pattern prompt at all, the way out named, the password still works.
         [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
          ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]],
-    ], pattern=True)
+    ])
     first = out.split(SUDO.strip(), 2)[1]
     assert "password for" not in first, "the right pattern needs no password"
-    assert out.rsplit(SUDO.strip(), 1)[1].count("Pattern (Enter to skip): ") == 0, out
+    assert out.rsplit(SUDO.strip(), 1)[1].count("Pattern or password: ") == 0, out
     r = box.run(f"patternlockd status {u}")
     assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr  # 2: a user shown is locked
 
     box.ok(f"patternlockd reset {u}")
-    out = box.session("sudo after patternlockd reset", u, [sudo_steps(["secret", PATTERN + "\n"])], pattern=True)
+    out = box.session("sudo after patternlockd reset", u, [sudo_steps(["secret", PATTERN + "\n"])])
     assert "password for" not in out.split(SUDO.strip(), 1)[1]
 
 

@@ -24,8 +24,9 @@ PATTERN = "46183"
 STATE = "/var/lib/private/patternlock"
 ACTION = "org.patternlock.enroll-self"
 PROMPT_TAIL = r"\n" + "plshell> "
-# The PAM module's prompt (sudo with pam_patternlock in common-auth).
-PATTERN_PROMPT = r"Pattern \(Enter to skip\): "
+# The PAM module's prompt (sudo with pam_patternlock in common-auth: the
+# profile's one_prompt, issue 20).
+PATTERN_PROMPT = r"Pattern or password: "
 REQUIRED = "Setting your first pattern needs your password, and it was not confirmed"
 UNAVAILABLE = "This system cannot ask for your password (polkit is not installed or not running)"
 
@@ -208,7 +209,9 @@ def test_sudo_patternlockd_enroll_enrolls_the_user_who_ran_sudo_without_polkit(s
         ["expect", f"You ran sudo, so this is the pattern of {user} \\(not root\\)"],
         ["expect", "New pattern: "], ["secret", PATTERN + "\n"],
         ["expect", "Draw it again to confirm: "], ["secret", PATTERN + "\n"],
-        ["expect", f"Pattern enrolled for {user}"], ["expect", PROMPT_TAIL], *exit_status(0),
+        ["expect", f"Pattern enrolled for {user}"],
+        # On a terminal, the advice for a password that looks like a pattern (issue 20).
+        ["expect", "add a 0, a letter or a repeated digit"], ["expect", PROMPT_TAIL], *exit_status(0),
         *sudo_steps(with_pattern=True)])
     assert "AUTHENTICATING" not in out, "root's enroll needs no polkit"
     assert has_record(system, user)

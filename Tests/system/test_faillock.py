@@ -8,7 +8,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (PROMPT, GRID, LOCKED, PAM_SUCCESS, RIGHT, ROOT, WRONG,
+from pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_SUCCESS, RIGHT, ROOT, WRONG,
                          documented_stack, on, set_password)
 
 pytest_plugins = ["pam_support"]
@@ -73,7 +73,7 @@ def test_a_user_locked_by_faillock_is_not_let_in_by_the_pattern(pam, live, accou
     assert faillock_count(tally, account) == 3
     r = pam.authenticate(account, RIGHT, PASSWORD, stack=stack)
     assert r.code != PAM_SUCCESS, r
-    assert PROMPT not in r.prompts, "faillock refuses before the pattern is asked"
+    assert ONE_PROMPT not in r.prompts, "faillock refuses before the pattern is asked"
     assert " failures=0 " in live.request(f"STATUS user={account}")
 
 
@@ -107,5 +107,23 @@ def test_the_right_pattern_clears_faillocks_count(pam, live, account, tally):
     assert faillock_count(tally, account) == 2
     r = pam.authenticate(account, RIGHT, stack=stack)
     assert r.code == PAM_SUCCESS, r
-    assert r.events[:2] == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", PROMPT)]
+    assert r.events[:2] == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", ONE_PROMPT)]
     assert faillock_count(tally, account) == 0
+
+
+def test_a_password_at_the_one_prompt_is_counted_by_faillock_once_and_a_right_one_clears(pam, live, account, tally):
+    """one_prompt (issue 20): a wrong password typed at "Pattern or password:"
+    reaches pam_unix as its token (try_first_pass) and faillock's authfail
+    once, never the daemon; the right one unlocks with that one answer and
+    clears faillock's count."""
+    stack = documented(live, tally)
+    r = pam.authenticate(account, "not my password", stack=stack)
+    assert r.code != PAM_SUCCESS, r
+    assert r.prompts == [ONE_PROMPT], "pam_unix used the entry and asked nothing more"
+    assert faillock_count(tally, account) == 1
+    assert " failures=0 " in live.request(f"STATUS user={account}")
+    r = pam.authenticate(account, PASSWORD, stack=stack)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [ONE_PROMPT]
+    assert faillock_count(tally, account) == 0
+    assert " failures=0 " in live.request(f"STATUS user={account}")

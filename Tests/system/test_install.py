@@ -544,12 +544,19 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
     system.ok(f"su - {user} -c 'patternlockd verify'", input="46183\n")
 
     # The administrator's step, then a real PAM stack through common-auth: a
-    # console login's (login on tty1, before its logind session exists). sudo run
-    # from here, in no session and without a terminal, is not asked (issue 19):
-    # its stack goes straight to the password.
+    # console login's (login on tty1, before its logind session exists). The
+    # profile's password_at_login (issue 20) leaves a new login to the password,
+    # which unlocks the keyring too: not asked, the pattern is no password, the
+    # password logs in. sudo run from here, in no session and without a
+    # terminal, is not asked (issue 19): its stack goes straight to the password.
     system.ok("pam-auth-update --enable patternlock")
+    assert "pam_patternlock.so one_prompt password_at_login" in system.ok("cat /etc/pam.d/common-auth")
     r = system.run(f"pamtester -I tty=/dev/tty1 login {user} authenticate", input="46183\n")
+    assert "Pattern" not in r.stdout + r.stderr and r.returncode != 0, r.stdout + r.stderr
+    system.ok("chpasswd", input=f"{user}:Boot-Pass-w0rd\n")
+    r = system.run(f"pamtester -I tty=/dev/tty1 login {user} authenticate", input="Boot-Pass-w0rd\n")
     assert "successfully authenticated" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "Pattern" not in r.stdout + r.stderr
     r = system.run(f"pamtester sudo {user} authenticate", input="46183\n")
     assert "Pattern" not in r.stdout + r.stderr and r.returncode != 0, r.stdout + r.stderr
 

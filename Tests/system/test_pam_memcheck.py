@@ -403,6 +403,13 @@ REAL = {
     "overlong": ("1" * 200, (), True, False, PAM_AUTH_ERR),
     "not-enrolled": (RIGHT, ("debug",), False, False, PAM_USER_UNKNOWN),
     "locked": (RIGHT, (), True, True, PAM_AUTH_ERR),
+    # one_prompt (issue 20): a password handed on as PAM_AUTHTOK, a pattern,
+    # a wrong one, a long password, and the compact grid.
+    "one-prompt-password": ("pass w0rd!", ("one_prompt",), True, False, PAM_AUTHINFO_UNAVAIL),
+    "one-prompt-long-password": ("p\u00e9" * 150, ("one_prompt",), True, False, PAM_AUTHINFO_UNAVAIL),
+    "one-prompt-pattern": (RIGHT, ("one_prompt", "grid=compact", "layout=numpad"), True, False, PAM_AUTH_ERR),
+    "one-prompt-wrong": (WRONG, ("one_prompt",), True, False, PAM_AUTH_ERR),
+    "one-prompt-right": (RIGHT, ("one_prompt", "password_at_login"), True, False, PAM_SUCCESS),
 }
 
 

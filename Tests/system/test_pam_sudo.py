@@ -15,7 +15,7 @@ import pytest
 # pytest rewrite its asserts although this module imports it first.
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, PROMPT, ROOT, RIGHT, WRONG, failures, unique, without_logind, wrong)
+from pam_support import (COMPACT_PROMPT, GRID, ONE_PROMPT, PROMPT, ROOT, RIGHT, WRONG, failures, unique, without_logind, wrong)
 
 # The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
 pytest_plugins = ["pam_support"]
@@ -65,7 +65,10 @@ def test_pamtester_right_and_wrong_pattern(pam_service, pam_module, live, enroll
     ok = pamtester(service, enrolled, RIGHT + "\n")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "successfully authenticated" in ok.stdout + ok.stderr
-    assert GRID.format(user=enrolled) in ok.stdout + ok.stderr
+    # pamtester sets no PAM_TTY: grid=auto chooses the compact form (issue 20),
+    # the keys in the prompt and no message.
+    assert COMPACT_PROMPT in ok.stdout + ok.stderr
+    assert "type the dots in order" not in ok.stdout + ok.stderr
 
     bad = pamtester(service, enrolled, WRONG + "\n")
     assert bad.returncode != 0, bad.stdout + bad.stderr
@@ -154,7 +157,8 @@ def test_sudo_runs_the_command_for_the_right_pattern(sudo_user):
     r = sudo_id(sudo_user, RIGHT + "\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "0"
-    assert PROMPT in r.stderr
+    # sudo -S on a pipe sets no PAM_TTY: the compact form.
+    assert COMPACT_PROMPT in r.stderr
 
 
 def test_sudo_refuses_a_wrong_pattern(live, sudo_user):
@@ -224,9 +228,12 @@ def test_sudo_on_a_terminal_transcript(sudo_user):
 
 
 def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrolled):
-    """Without PAM_SILENT the grid comes before the prompt."""
+    """Without PAM_SILENT the grid comes before the prompt. pamtester sets
+    PAM_TTY only when told: told the terminal it runs on, grid=auto shows the
+    full grid."""
     service = pam_service([module_line("required", pam_module, live.socket)])
-    shown, code = run_on_terminal(["pamtester", service, enrolled, "authenticate"], [RIGHT])
+    shown, code = run_on_terminal(
+        ["sh", "-c", 'exec pamtester -I "tty=$(tty)" "$0" "$1" authenticate', service, enrolled], [RIGHT])
     transcript = f"$ pamtester {service} {enrolled} authenticate\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT.with_name("patternlock-pamtester-transcript.txt"),
                     "pamtester on a terminal", transcript)
@@ -264,12 +271,29 @@ def test_sudo_with_the_example_stack_asks_for_the_password_after_a_wrong_pattern
     prompt, the wrong pattern told, then the password prompt of pam_unix."""
     user = sudo_user_with_the_example_stack
     shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
-                                  [WRONG, ("password for", "pl-Password-1")])
+                                  [(ONE_PROMPT, WRONG), ("password for", "pl-Password-1")])
     transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT.with_name("patternlock-sudo-example-stack-transcript.txt"),
                     "sudo, example stack, wrong pattern then the password", transcript)
     assert code == 0, transcript
-    expected = (GRID.format(user=user) + "\n" + PROMPT + "\n" + wrong(4) + "\n"
+    expected = (GRID.format(user=user) + "\n" + ONE_PROMPT + "\n" + wrong(4) + "\n"
                 + f"[sudo] password for {user}: \n0\n")
     assert shown.endswith(expected), transcript
     assert "Sorry, try again" not in shown
+
+
+def test_sudo_with_the_example_stack_takes_the_password_at_the_one_prompt(
+        live, sudo_user_with_the_example_stack):
+    """one_prompt (issue 20): the password typed at "Pattern or password:" is
+    handed to pam_unix (try_first_pass); sudo asks nothing more, and the
+    daemon never sees it nor counts it."""
+    user = sudo_user_with_the_example_stack
+    shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [(ONE_PROMPT, "pl-Password-1")])
+    transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
+    save_transcript(TRANSCRIPT.with_name("patternlock-sudo-one-prompt-transcript.txt"),
+                    "sudo, example stack, the password at the one prompt", transcript)
+    assert code == 0, transcript
+    assert shown.endswith(GRID.format(user=user) + "\n" + ONE_PROMPT + "\n0\n"), transcript
+    assert "password for" not in shown and "Wrong pattern" not in shown
+    assert failures(live, user) == 0

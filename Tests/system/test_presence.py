@@ -169,7 +169,9 @@ def test_a_setuid_program_names_the_user_who_ran_it_and_status_shows_them(live, 
 
 PATTERN = "46183"      # accepted by the enroll policy the installed daemon runs
 WRONG_PATTERN = "2589"  # a valid pattern, so each one counts
-PATTERN_PROMPT = r"Pattern \(Enter to skip\): "
+# The pam-auth-update profile's one prompt (issue 20): on a terminal (sudo, su)
+# the full grid comes before it.
+PATTERN_PROMPT = r"Pattern or password: "
 
 
 class Clients:
@@ -265,7 +267,7 @@ def test_sudo_moved_out_of_an_ssh_session_into_the_user_manager_is_not_asked(cli
     # The same user at this machine, in a session on seat0 that stays open.
     spec = json.dumps({"argv": ["login", "-p", user], "timeout": 150,
                        "env": {"XDG_SEAT": "seat0", "XDG_VTNR": "0", "HOME": f"/home/{user}"},
-                       "steps": s.login_steps(user, password, pattern_prompt=True)
+                       "steps": s.login_steps(user, password)
                        + [["send", "sleep 120; exit\n"], ["eof"]]})
     s.ok(f"cat > /tmp/{user}.json && (setsid /usr/bin/python3 {booted.PTY_DRIVER} < /tmp/{user}.json "
          f"> /tmp/{user}.out 2>&1 &)", input=spec)
@@ -310,24 +312,35 @@ def test_saslauthd_never_reaches_the_daemon_and_a_digit_password_is_never_counte
         s.run(f"kill {pid}")
 
 
-def test_a_console_login_and_su_and_sudo_inside_a_local_session_are_asked(clients):
+def test_a_console_login_asks_the_password_and_su_and_sudo_inside_the_session_the_pattern(clients):
+    """password_at_login (issue 20, the profile's): `login` opens a new session,
+    so it asks the password (what unlocks a keyring) and never contacts the
+    daemon; sudo and su inside that local session are offered the pattern."""
     s = clients.system
     password = "Local-Pass-w0rd"
     user = clients.user("pllocal", password, pattern=PATTERN, sudo=True)
     other = clients.user("plother", "Other-Pass-w0rd")
-    # login on a terminal: no session yet, a login service on a pty: asked, and
-    # the pattern logs in.
+    before = clients.daemon_lines(user)
     rc, out = s.pty(["login", user], [
-        ["expect", "7 8 9"], ["expect", PATTERN_PROMPT], ["secret", PATTERN + "\n"],
+        ["expect", "Password: "], ["secret", password + "\n"],
         ["expect", r"[$#] "], ["send", "PS1='plsh''ell> '\n"], ["expect", r"\nplshell> "],
         ["send", "loginctl show-session $XDG_SESSION_ID -p Remote\n"], ["expect", "Remote=no"],
         ["expect", r"\nplshell> "],
+        ["send", "echo LOGGED-IN\n"], ["expect", r"\nLOGGED-IN"], ["expect", r"\nplshell> "],
         # sudo inside the local session: the grid in the prompt, the pattern.
-        ["send", "sudo -k id -un\n"], ["expect", PATTERN_PROMPT], ["secret", PATTERN + "\n"],
+        ["send", "sudo -k id -un\n"], ["expect", "7 8 9"], ["expect", PATTERN_PROMPT], ["secret", PATTERN + "\n"],
+        ["expect", r"\nroot\r?\nplshell> "],
+        # sudo again, the password typed at the same prompt: one answer.
+        ["send", "sudo -k id -un\n"], ["expect", PATTERN_PROMPT], ["secret", password + "\n"],
         ["expect", r"\nroot\r?\nplshell> "],
         ["send", "exit\n"], ["eof"]])
     assert rc == 0, out
-    assert "Password" not in out, out
+    at_login = out.split("LOGGED-IN", 1)[0]
+    assert "Pattern" not in at_login and "7 8 9" not in at_login, out
+    assert "password for" not in out, "sudo asked nothing after the one prompt"
+    verifies = [x for x in clients.daemon_lines(user) if x.startswith("verify ") and x not in before]
+    assert len(verifies) == 1 and " service=sudo " in verifies[0] and " result=OK" in verifies[0], verifies
+    assert clients.failures(user) == 0
     # su from another user's local session: asked for the target's pattern, and the
     # daemon names the caller, with the session and its tty.
     out = clients.session(other, "Other-Pass-w0rd", [
@@ -399,7 +412,7 @@ def test_the_module_in_a_real_session_under_valgrind_leaks_nothing(clients):
         [["send", f"echo {PATTERN} | valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect "
                   f"--error-exitcode=99 --log-file={log} pamtester -v sudo {user} authenticate; echo RC=$?\n"],
          ["expect", r"RC=\d+"]],
-    ], pattern_prompt=True, timeout=180)
+    ], timeout=180)
     assert "successfully authenticated" in out and "RC=0" in out, out
     report = s.ok(f"cat {log}")
     assert "ERROR SUMMARY: 0 errors" in report, report

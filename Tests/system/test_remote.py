@@ -10,7 +10,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (PROMPT, GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, RIGHT,
+from pam_support import (ONE_PROMPT, GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, RIGHT,
                          documented_stack, on, set_password, unique)
 
 pytest_plugins = ["pam_support"]
@@ -84,7 +84,7 @@ def test_a_local_login_is_asked_as_before(pam, live, account, rhost):
         rhost = socket.gethostname()  # what sudo puts in PAM_RHOST
     r = pam.authenticate(account, RIGHT, stack=stack(live), rhost=rhost, tty="/dev/pts/0")
     assert r.code == PAM_SUCCESS, r
-    assert r.events == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", PROMPT)]
+    assert r.events == [("TEXT_INFO", GRID.format(user=account)), ("PROMPT_ECHO_OFF", ONE_PROMPT)]
 
 
 def test_allow_remote_asks_remote_logins_and_then_an_ssh_password_reaches_the_daemon(
