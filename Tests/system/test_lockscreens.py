@@ -178,12 +178,13 @@ class Desktop:
         self.as_user("xdotool key shift")
         return self.screen()[0] == "text"
 
-    def prompted_again(self):
+    def prompted_again(self, wake=True):
         """True once xsecurelock asks again: white text on the screen (a prompt,
         not the red message) while its PAM helper waits on the pipe for the
         answer (not in the fail delay behind "Processing..."). The prompt is the
         module's, or pam_unix's "Password:" once the pattern is locked."""
-        self.as_user("xdotool key shift")
+        if wake:
+            self.as_user("xdotool key shift")
         waiting = self.system.run(f"for p in $(pgrep -u {self.user} -x authproto_pam); do "
                                   "grep -q pipe /proc/$p/wchan && exit 0; done; exit 1").returncode == 0
         return waiting and self.screen()[0] == "text"
@@ -211,9 +212,11 @@ class Desktop:
         else:
             self.as_user("xdotool type --delay 30 --file - && xdotool key Return", input=text)
 
-    def attempt(self, text, shot=None):
-        """Types text at the lock screen; returns "unlocked" when the lock screen
-        ended (with status 0), "refused" when PAM said no and it asks again."""
+    def attempt(self, text, then=None, shot=None):
+        """Types text at the lock screen, and `then` at xsecurelock's next prompt
+        (after a wrong pattern the module hands nothing on, and pam_unix asks
+        "Password:"); returns "unlocked" when the lock screen ended (with status
+        0), "refused" when PAM said no and it asks again."""
         refusals = self.refusals_seen()
         if self.kind == "sway":
             # wtype's keys are now and then lost (a virtual keyboard that has
@@ -232,11 +235,19 @@ class Desktop:
         else:
             self.type(text)
 
-        def settled():
+        shots = []
+
+        def snap():
             if shot and self.kind == "x11" and not shots and self.screen()[0] == "error":
                 shots.append(self.shot(shot))  # xsecurelock's message shows only for a while
+
+        if then is not None:
+            self.poll(lambda: snap() or self.prompted_again(wake=False), "xsecurelock's next prompt")
+            self.type(then)
+
+        def settled():
+            snap()
             return self.unlocked() is not None or self.refusals_seen() > refusals
-        shots = []
         self.poll(settled, "the lock screen to unlock or refuse")
         if shot and not shots:
             self.shot(shot)
@@ -271,10 +282,15 @@ def test_a_lock_screen_takes_the_pattern_the_password_once_and_locks_the_pattern
         # Five wrong patterns lock the pattern.
         desk.lock()
         for n in range(5):
-            assert desk.attempt(WRONG_PATTERN, shot="wrong" if n == 0 else None) == "refused"
+            # swaylock answers pam_unix's "Password:" with the same entry; at
+            # xsecurelock's the user types the pattern again.
+            assert desk.attempt(WRONG_PATTERN, then=WRONG_PATTERN if kind == "x11" else None,
+                                shot={0: "wrong", 4: "now-locked"}.get(n)) == "refused"
         assert locked_after(clients, user) == 5, status(clients, user)
         # Locked: the right pattern no longer unlocks.
         assert desk.attempt(PATTERN, shot="pattern-locked") == "refused"
+        if kind == "x11":
+            desk.shot("password-only")  # the module no longer asks: pam_unix's own prompt
         # The password still does, and moves nothing in the daemon.
         before, counted = verify_lines(clients, user), status(clients, user)
         assert desk.attempt(PASSWORD) == "unlocked"
@@ -304,15 +320,19 @@ PKEXEC = ("sh -c 'f=$(mktemp -u) && mkfifo $f && { pkttyagent --process $$ --not
           "pkexec /usr/bin/id -un; echo PKEXEC=$?; kill $!; }'")
 
 
-def pkexec_steps(answer, user, ok, locked=False):
+def pkexec_steps(answer, user, ok, locked=False, then=None):
     """Steps: pkexec at the shell prompt, answered once. While the pattern is
     locked the module says so and pam_unix asks its own "Password: "."""
     asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"], ["expect", "Password: "]]
              if locked else [["expect", re.escape(PROMPT)]])
     end = [["expect", r"root\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
                                                          ["expect", r"PKEXEC=(?!0)\d+"]]
+    if then is not None:  # a wrong pattern: the module says so, and pam_unix asks
+        asked_again = [["expect", r"Wrong pattern[^\n]*\n"], ["expect", "Password: "], ["secret", then + "\n"]]
+    else:
+        asked_again = []
     return [["send", PKEXEC + "\n"], ["expect", f"Authenticating as: {user}"], *asked,
-            ["secret", answer + "\n"], *end]  # Clients.session waits for the shell prompt
+            ["secret", answer + "\n"], *asked_again, *end]  # Clients.session waits for the shell prompt
 
 
 def test_pkexec_with_pkttyagent_takes_the_pattern_the_password_once_and_locks_the_pattern_after_five_wrong(
@@ -326,11 +346,12 @@ def test_pkexec_with_pkttyagent_takes_the_pattern_the_password_once_and_locks_th
     out = clients.session(user, PASSWORD, [
         pkexec_steps(PATTERN, user, ok=True),
         pkexec_steps(PASSWORD, user, ok=True),
-        *[pkexec_steps(WRONG_PATTERN, user, ok=False) for _ in range(5)],
+        # A wrong pattern, then Enter at pam_unix's "Password:".
+        *[pkexec_steps(WRONG_PATTERN, user, ok=False, then="") for _ in range(5)],
         pkexec_steps(PATTERN, user, ok=False, locked=True),
         pkexec_steps(PASSWORD, user, ok=True, locked=True),
     ], timeout=180)
-    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 2, "one prompt for each pkexec"
+    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 7, "one prompt, and Password: only after a wrong or locked pattern"
     assert "Error: Wrong pattern" in out, out
     results = verify_results(clients, user)
     assert results == EXPECTED_RESULTS[:-1], f"the password reached the daemon, or a pattern did not: {results}"
