@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside a user's local login session (test_lockscreens.py logs the user in
 # with `login` on a pty and execs this as the session's shell), so that the lock
 # screens it starts, and the PAM conversations they run, belong to that session.
