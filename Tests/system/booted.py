@@ -30,7 +30,12 @@ PTY_DRIVER = ROOT / "Tests" / "system" / "pty_session.py"
 
 # What the client tests need beyond the host's own packages (installed into the
 # overlay before boot, never on the host).
-CLIENT_PACKAGES = ["polkitd", "pkexec", "openssh-server", "openssh-client", "sasl2-bin", "dbus", "libpam-systemd"]
+CLIENT_PACKAGES = ["polkitd", "pkexec", "openssh-server", "openssh-client", "sasl2-bin", "dbus", "libpam-systemd",
+                   # the lock screens of test_lockscreens.py: swaylock on a headless sway, typed into with
+                   # wtype and shot with grim; xsecurelock on Xvfb, typed into with xdotool and shot with
+                   # xwd (x11-apps) and ImageMagick's convert
+                   "sway", "swaylock", "wtype", "grim", "xvfb", "xsecurelock", "xdotool", "x11-apps", "x11-utils",
+                   "imagemagick", "fonts-dejavu-core", "xauth"]
 
 
 class BootedSystem:

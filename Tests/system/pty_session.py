@@ -83,9 +83,10 @@ def main():
     if failure:
         os.kill(pid, 9)
     _, status = os.waitpid(pid, 0)
-    # Drain what is left once the program has ended.
+    # Drain what is left once the program has ended: only what is already there,
+    # since a background process it left behind may hold the terminal open.
     try:
-        while pump(0.1):
+        while select.select([fd], [], [], 0.1)[0] and pump(0):
             pass
     except OSError:
         pass

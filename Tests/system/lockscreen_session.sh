@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs inside a user's local login session (test_lockscreens.py logs the user in
+# with `login` on a pty and execs this as the session's shell), so that the lock
+# screens it starts, and the PAM conversations they run, belong to that session.
+#
+#   lockscreen_session.sh sway|x11 DIR
+#
+# Starts a display server of that kind (sway on the headless wlroots backend, or
+# Xvfb :5), writes DIR/ready, then each time DIR/lock appears removes it and runs
+# the lock screen (swaylock, or xsecurelock) in the foreground, its output in
+# DIR/locker.N.log and its exit status in DIR/rc.N. When DIR/quit appears it
+# stops the server and ends, which ends the session.
+set -u
+kind=$1
+dir=$2
+case $kind in
+sway)
+    printf 'output HEADLESS-1 resolution 800x600\n' >"$dir/sway.cfg"
+    WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman sway -c "$dir/sway.cfg" \
+        >"$dir/server.log" 2>&1 </dev/null &
+    server=$!
+    export WAYLAND_DISPLAY=wayland-1
+    until [ -S "$XDG_RUNTIME_DIR/$WAYLAND_DISPLAY" ] && grim - >/dev/null 2>&1; do sleep 0.1; done
+    ;;
+x11)
+    Xvfb :5 -screen 0 800x600x24 -nolisten tcp >"$dir/server.log" 2>&1 </dev/null &
+    server=$!
+    export DISPLAY=:5
+    until xdpyinfo >/dev/null 2>&1; do sleep 0.1; done
+    ;;
+*)
+    echo "usage: $0 sway|x11 DIR" >&2
+    exit 2
+    ;;
+esac
+echo "$server" >"$dir/ready"
+n=0
+while [ ! -e "$dir/quit" ]; do
+    if [ -e "$dir/lock" ]; then
+        rm -f "$dir/lock"
+        n=$((n + 1))
+        if [ "$kind" = sway ]; then
+            swaylock -d -F -c 336699 >"$dir/locker.$n.log" 2>&1 </dev/null
+        else
+            xsecurelock >"$dir/locker.$n.log" 2>&1 </dev/null
+        fi
+        echo $? >"$dir/rc.$n"
+    fi
+    sleep 0.1
+done
+kill "$server"
+wait
