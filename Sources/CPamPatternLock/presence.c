@@ -71,8 +71,17 @@ bool pl_service_listed(const char *list, const char *name)
 enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
 					    const struct pl_config *cfg)
 {
-	if (cfg->allow_remote)
+	if (cfg->allow_remote) {
+		/* allow_remote widens who is asked; password_at_login still
+		 * leaves a new session's login (a greeter, or a login service
+		 * before its session) to the password. */
+		if (cfg->password_at_login &&
+		    (p->in_session ? p->session_greeter
+				   : pl_service_listed(cfg->login_services,
+						       p->service)))
+			return PL_PRESENCE_NEW_LOGIN;
 		return PL_PRESENCE_ASK_ALLOWED;
+	}
 	/* (b) Whatever logind says, PAM_RHOST of another host (or sshd's "ssh"
 	 * tty) is a login from elsewhere. */
 	if (pl_session_is_remote(p->rhost, p->tty, p->hostname))

@@ -103,6 +103,7 @@ final class PostgresConnections: Sendable {
     }
 
     private enum Next {
+        case closed
         case use(PostgresConnection)
         case open(Int)
         case wait
@@ -119,6 +120,7 @@ final class PostgresConnections: Sendable {
                     stale.append(last.connection)
                     s.open -= 1
                 }
+                guard !s.closed else { return .closed }
                 guard s.open < Self.maximum else { return .wait }
                 s.open += 1
                 s.nextID += 1
@@ -126,6 +128,7 @@ final class PostgresConnections: Sendable {
             }
             for c in stale { c.close().whenComplete { _ in } }
             switch next {
+            case .closed: throw StoreError.unavailable("The store's connections are closed.")
             case .use(let c): return c
             case .wait: try await Task.sleep(for: .milliseconds(5))
             case .open(let id):

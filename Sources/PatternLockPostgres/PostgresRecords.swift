@@ -245,17 +245,25 @@ extension PostgresStore {
     }
 
     /// The rows whose credential has no owner tag (written by a fleet daemon before
-    /// tags), with the uid the row holds: what `db tag` reads.
-    public func untaggedCredentials() throws(StoreError) -> [(user: String, uid: UInt32?, credential: Credential)] {
+    /// tags), with the uid the row holds (as the database holds it: a value no uid
+    /// can have is the caller's to refuse), and the names of the rows whose
+    /// credential cannot be read at all: what `db tag` reads.
+    public func untaggedCredentials() throws(StoreError) -> (
+        untagged: [(user: String, uid: Int64?, credential: Credential)], unreadable: [String]
+    ) {
         try call { client in
             let rows = try await client.query(
                 "SELECT user_name, uid, credential FROM patternlock_users ORDER BY user_name COLLATE \"C\"")
-            var out: [(user: String, uid: UInt32?, credential: Credential)] = []
+            var untagged: [(user: String, uid: Int64?, credential: Credential)] = []
+            var unreadable: [String] = []
             for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) {
-                guard let credential = try? Credential(phc: phc), credential.ownerTag == nil else { continue }
-                out.append((user, uid.flatMap { UInt32(exactly: $0) }, credential))
+                guard let credential = try? Credential(phc: phc) else {
+                    unreadable.append(user)
+                    continue
+                }
+                if credential.ownerTag == nil { untagged.append((user, uid, credential)) }
             }
-            return out
+            return (untagged, unreadable)
         }
     }
 

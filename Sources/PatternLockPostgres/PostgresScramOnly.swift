@@ -27,7 +27,9 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private enum Phase { case tlsAnswer, authentication, done }
+    /// `refused`: the connection is closing and nothing more reaches postgres-nio
+    /// (over TLS, NIOSSL may still pass on data while its close_notify goes out).
+    private enum Phase { case tlsAnswer, authentication, done, refused }
     private var phase: Phase
     private var pending: ByteBuffer?
     private let refusal: AuthRefusal
@@ -45,6 +47,8 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch phase {
+        case .refused:
+            return
         case .done:
             context.fireChannelRead(data)
         case .tlsAnswer:
@@ -123,7 +127,7 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
     private func refuse(context: ChannelHandlerContext, _ why: String) {
         refusal.sentence.withLock { $0 = $0 ?? why }
         pending = nil
-        phase = .done
+        phase = .refused
         context.close(promise: nil)
     }
 

@@ -217,14 +217,30 @@ extension PatternLockd {
                     let store = try Fleet.open(
                         url, passwordFile: storeOptions.storePasswordFile, pepper: pepper, proposal: nil,
                         migrate: false)
-                    let rows = try store.untaggedCredentials()
+                    let (rows, unreadable) = try store.untaggedCredentials()
+                    for user in unreadable {
+                        print(
+                            "\(user): the credential is not a valid PHC string, so it cannot be tagged; re-enroll the user (patternlockd enroll \(user))."
+                        )
+                    }
                     if rows.isEmpty {
-                        print("Every credential in \(url) has its owner tag: nothing to do.")
+                        print(
+                            unreadable.isEmpty
+                                ? "Every credential in \(url) has its owner tag: nothing to do."
+                                : "Every other credential in \(url) has its owner tag.")
+                        if !unreadable.isEmpty { throw ExitCode(1) }
                         return
                     }
-                    var tagged = 0, skipped = 0
+                    var tagged = 0, skipped = unreadable.count
                     for row in rows {
-                        guard let uid = row.uid ?? Accounts.uid(of: row.user) else {
+                        if let stored = row.uid, UInt32(exactly: stored) == nil {
+                            skipped += 1
+                            print(
+                                "\(row.user): the database's uid \(stored) is no uid, so it was left untagged; re-enroll the user (patternlockd enroll \(row.user))."
+                            )
+                            continue
+                        }
+                        guard let uid = row.uid.flatMap({ UInt32(exactly: $0) }) ?? Accounts.uid(of: row.user) else {
                             skipped += 1
                             print(
                                 "\(row.user): no uid in the database and no account \(row.user) here, so left untagged; re-enroll the user on a host that has the account (patternlockd enroll \(row.user))."
@@ -245,8 +261,9 @@ extension PatternLockd {
                         }
                     }
                     if !yes {
+                        let would = rows.count + unreadable.count - skipped
                         print(
-                            "\(rows.count - skipped) credential\(rows.count - skipped == 1 ? "" : "s") would be tagged. If nobody but the daemons wrote patternlock_users, run again with --yes."
+                            "\(would) credential\(would == 1 ? "" : "s") would be tagged. If nobody but the daemons wrote patternlock_users, run again with --yes."
                         )
                     } else {
                         print("Tagged \(tagged) credential\(tagged == 1 ? "" : "s") in \(url).")

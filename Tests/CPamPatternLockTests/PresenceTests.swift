@@ -119,6 +119,20 @@ struct PresenceTests {
             name: "allow_remote: saslauthd", service: "smtp", options: ["allow_remote"], verdict: PL_PRESENCE_ASK_ALLOWED),
         PresenceCase(
             name: "allow_remote: no logind", logind: false, options: ["allow_remote"], verdict: PL_PRESENCE_ASK_ALLOWED),
+        // With password_at_login too, a new session's login is still the password's.
+        PresenceCase(
+            name: "allow_remote, password_at_login: console login", service: "login", pamTTY: "/dev/tty1",
+            options: ["allow_remote", "password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "allow_remote, password_at_login: a greeter's session", inSession: true, seat: true, vt: true,
+            greeter: true, service: "lightdm", pamTTY: ":0", options: ["allow_remote", "password_at_login"],
+            verdict: PL_PRESENCE_NEW_LOGIN),
+        PresenceCase(
+            name: "allow_remote, password_at_login: sshd", service: "sshd", pamTTY: "ssh", rhost: "203.0.113.7",
+            options: ["allow_remote", "password_at_login"], verdict: PL_PRESENCE_ASK_ALLOWED),
+        PresenceCase(
+            name: "allow_remote, password_at_login: sudo in a session", inSession: true, seat: true, vt: true,
+            pamTTY: "/dev/pts/0", options: ["allow_remote", "password_at_login"], verdict: PL_PRESENCE_ASK_ALLOWED),
         // password_at_login: a new session gets the password (for the keyring); one already open, the pattern.
         PresenceCase(
             name: "password_at_login: console login before its session", service: "login", pamTTY: "/dev/tty1",

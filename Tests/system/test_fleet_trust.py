@@ -456,3 +456,13 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     # A second run has nothing to do.
     r = tag("--yes")
     assert r.returncode == 0 and "nothing to do" in r.stdout, r.stdout + r.stderr
+    # A row whose credential cannot be read, and one whose uid is no uid: named,
+    # left alone, exit 1; the others are not held back.
+    db(postgres, f"UPDATE patternlock_users SET credential = 'not a credential' WHERE user_name = '{alice}'")
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', ''), "
+                 f"uid = 4294967296 WHERE user_name = '{bob}'")
+    r = tag("--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"{alice}: the credential is not a valid PHC string" in r.stdout, r.stdout
+    assert f"{bob}: the database's uid 4294967296 is no uid" in r.stdout, r.stdout
+    assert db(postgres, f"SELECT uid FROM patternlock_users WHERE user_name = '{bob}'") == "4294967296"
