@@ -182,9 +182,6 @@ struct PresenceTests {
             name: "password_at_login, no logind: login_services= decides", logind: false, service: "su",
             options: ["services=sudo,su,login", "login_services=login,su", "password_at_login"],
             verdict: PL_PRESENCE_NEW_LOGIN),
-        PresenceCase(
-            name: "password_at_login with allow_remote: asked", service: "login", pamTTY: "/dev/tty1",
-            options: ["allow_remote", "password_at_login"], verdict: PL_PRESENCE_ASK_ALLOWED),
     ]
 
     @Test(
