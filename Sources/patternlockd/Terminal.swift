@@ -18,14 +18,20 @@ enum PatternInput {
     /// One pattern; nil at end of input.
     static func read(prompt: String) -> String? {
         guard isTerminal else { return readLine(strippingNewline: true) }
-        print(prompt, terminator: "")
-        fflush(nil)
         var t = termios()
-        guard tcgetattr(0, &t) == 0 else { return readLine(strippingNewline: true) }
+        guard tcgetattr(0, &t) == 0 else {
+            print(prompt, terminator: "")
+            fflush(nil)
+            return readLine(strippingNewline: true)
+        }
+        // Echo off before the prompt shows, as getpass does: a pattern typed the
+        // moment the prompt appears is neither echoed nor flushed away.
         saved = t
         t.c_lflag &= ~tcflag_t(ECHO)
         t.c_lflag |= tcflag_t(ECHONL)
         echoOff = tcsetattr(0, TCSAFLUSH, &t) == 0
+        print(prompt, terminator: "")
+        fflush(nil)
         signal(SIGINT) { _ in
             if PatternInput.echoOff { _ = tcsetattr(0, TCSAFLUSH, &PatternInput.saved) }
             _ = write(1, "\n", 1)
