@@ -3,7 +3,8 @@
  * libFuzzer target: the PAM module's option parser (pl_config_parse and
  * pl_config_apply) on NUL-separated argv words, checked against a model of
  * the documented options: socket=/ABSOLUTE (shorter than sun_path),
- * timeout=1..300, debug, nogrid, quiet, allow_remote, layout=phone|numpad,
+ * timeout=1..300, debug, nogrid (grid=none), grid=auto|full|compact|none,
+ * one_prompt, password_at_login, quiet, allow_remote, layout=phone|numpad,
  * services=LIST and login_services=LIST (comma-separated names of 1 to 64
  * bytes of A-Z a-z 0-9 . _ - + @, the list shorter than 256 bytes; services=
  * not empty); defaults first, the last good value wins, everything else is
@@ -106,8 +107,27 @@ static int model_apply(struct pl_config *m, const char *arg)
 	}
 	if (strcmp(arg, "debug") == 0)
 		return m->debug = true;
-	if (strcmp(arg, "nogrid") == 0)
-		return m->nogrid = true;
+	if (strncmp(arg, "grid=", 5) == 0) {
+		if (strcmp(arg + 5, "auto") == 0)
+			m->grid = PL_GRID_AUTO;
+		else if (strcmp(arg + 5, "full") == 0)
+			m->grid = PL_GRID_FULL;
+		else if (strcmp(arg + 5, "compact") == 0)
+			m->grid = PL_GRID_COMPACT;
+		else if (strcmp(arg + 5, "none") == 0)
+			m->grid = PL_GRID_NONE;
+		else
+			return 0;
+		return 1;
+	}
+	if (strcmp(arg, "nogrid") == 0) {
+		m->grid = PL_GRID_NONE;
+		return 1;
+	}
+	if (strcmp(arg, "one_prompt") == 0)
+		return m->one_prompt = true;
+	if (strcmp(arg, "password_at_login") == 0)
+		return m->password_at_login = true;
 	if (strcmp(arg, "quiet") == 0)
 		return m->quiet = true;
 	if (strcmp(arg, "allow_remote") == 0)
@@ -142,7 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl_config_init(&model);
 	CHECK(strcmp(model.socket_path, PL_DEFAULT_SOCKET) == 0);
 	CHECK(model.timeout == PL_DEFAULT_TIMEOUT && !model.debug &&
-	      !model.nogrid && !model.quiet && !model.allow_remote &&
+	      model.grid == PL_GRID_AUTO && !model.one_prompt &&
+	      !model.password_at_login && !model.quiet && !model.allow_remote &&
 	      model.layout == PL_LAYOUT_PHONE && model.services[0] == '\0' &&
 	      strcmp(model.login_services, PL_DEFAULT_LOGIN_SERVICES) == 0);
 	for (int i = 0; i < argc; i++)
@@ -154,7 +175,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cfg.socket_path[0] == '/');
 	CHECK(cfg.timeout == model.timeout);
 	CHECK(cfg.timeout >= 1 && cfg.timeout <= PL_MAX_TIMEOUT);
-	CHECK(cfg.debug == model.debug && cfg.nogrid == model.nogrid &&
+	CHECK(cfg.debug == model.debug && cfg.grid == model.grid &&
+	      cfg.one_prompt == model.one_prompt &&
+	      cfg.password_at_login == model.password_at_login &&
 	      cfg.quiet == model.quiet &&
 	      cfg.allow_remote == model.allow_remote &&
 	      cfg.layout == model.layout);
@@ -175,6 +198,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(pl_config_apply(&one, NULL) == PL_OPTION_UNKNOWN);
 	CHECK(strcmp(one.socket_path, cfg.socket_path) == 0 &&
 	      one.timeout == cfg.timeout && one.layout == cfg.layout &&
+	      one.grid == cfg.grid && one.one_prompt == cfg.one_prompt &&
+	      one.password_at_login == cfg.password_at_login &&
 	      strcmp(one.services, cfg.services) == 0 &&
 	      strcmp(one.login_services, cfg.login_services) == 0);
 	free(copy);
