@@ -19,7 +19,7 @@ from conftest import figure, parse_reply, skip_or_fail
 from pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,  # noqa: F401 (fixtures)
                         named_hosts, postgres, verify)
 from pgbouncer_support import PGBOUNCER, PgBouncer, give_the_role_its_settings
-from test_fleet import make_tls
+from test_fleet import enrolled_and_settled, make_tls
 
 # 20,000 client connections, a pool of 20 (+5): a test machine runs a fifth of that.
 SCALE = 5
@@ -195,12 +195,7 @@ def test_another_clients_session_setting_does_not_make_a_count_asynchronous(boun
     b = bouncer({"default_pool_size": "1", "reserve_pool_size": "0", "max_db_connections": "1"})
     (host,) = fleet_hosts(b.socket_url(), 1, extra_args=password_file(shared_tmp))
     (user,) = make_users(1)
-    host.enroll(user, RIGHT)
-    assert verify(host, user, RIGHT) == "OK"
-    deadline = time.monotonic() + 10
-    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
-        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
-        time.sleep(0.05)
+    enrolled_and_settled(host, user)
     # The hostile client: the role's password, through the same pool of one server connection.
     b.psql("SET synchronous_commit = off")
     assert b.psql("SHOW synchronous_commit") == "off"
