@@ -333,6 +333,11 @@ static void surface_gone(struct wl_resource *resource)
 		server.keyboard_focus = NULL;
 	if (server.pointer_focus == s)
 		server.pointer_focus = NULL;
+	if (server.touch_focus == s) {
+		/* Its touch points went with it. */
+		server.touch_focus = NULL;
+		memset(server.touch_down, 0, sizeof(server.touch_down));
+	}
 	set_pending_buffer(s, NULL);
 	detach_frames(&s->pending_frames);
 	detach_frames(&s->frames);

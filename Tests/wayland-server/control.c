@@ -132,6 +132,7 @@ static void touch(char *args)
 			return;
 		}
 		server.touch_down[id] = true;
+		server.touch_focus = s;
 		for_each_device(r, &server.touches, s)
 		{
 			wl_touch_send_down(

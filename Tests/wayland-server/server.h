@@ -60,7 +60,7 @@ struct server {
 	struct xkb_keymap *keymap;
 	int keymap_fd;
 	uint32_t keymap_size;
-	struct surface *pointer_focus, *keyboard_focus;
+	struct surface *pointer_focus, *keyboard_focus, *touch_focus;
 	bool touch_down[16];
 };
 
