@@ -62,25 +62,26 @@ static int wait_timed_out(void *data)
 	return 0;
 }
 
-/* The client's devices of one kind (pointers, keyboards, touches) that
- * belong to the surface's client. */
+static bool same_client(struct wl_resource *r, struct surface *s)
+{
+	return wl_resource_get_client(r) == wl_resource_get_client(s->resource);
+}
+
 static int count_devices(struct wl_list *devices, struct surface *s)
 {
 	struct wl_resource *r;
 	int n = 0;
 	wl_resource_for_each(r, devices)
 	{
-		if (wl_resource_get_client(r) ==
-		    wl_resource_get_client(s->resource))
+		if (same_client(r, s))
 			n++;
 	}
 	return n;
 }
 
+/* The devices of a kind that belong to the surface's client. */
 #define for_each_device(r, devices, s)                                         \
-	wl_resource_for_each(                                                  \
-		r, devices) if (wl_resource_get_client(r) ==                   \
-				wl_resource_get_client((s)->resource))
+	wl_resource_for_each(r, devices) if (same_client(r, s))
 
 /* The lock surface input goes to, or NULL after an error reply. */
 static struct surface *input_target(struct wl_list *devices, const char *kind)
