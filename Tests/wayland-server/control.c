@@ -235,46 +235,57 @@ static void pointer(char *args)
 	reply("ok commits=%lu", server.commits);
 }
 
-/* The key that gives the keysym in the keymap's first layout, and whether
- * Shift is needed for it. */
-static bool find_key(xkb_keysym_t sym, xkb_keycode_t *code, bool *shift)
+/* The key that gives the keysym in the keymap's first layout, and the
+ * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5). */
+static bool find_key(xkb_keysym_t sym, xkb_keycode_t *code,
+		     xkb_mod_mask_t *mods)
 {
 	struct xkb_keymap *km = server.keymap;
 	for (xkb_keycode_t kc = xkb_keymap_min_keycode(km);
 	     kc <= xkb_keymap_max_keycode(km); kc++) {
-		for (xkb_level_index_t level = 0; level < 2; level++) {
+		xkb_level_index_t levels =
+			xkb_keymap_num_levels_for_key(km, kc, 0);
+		for (xkb_level_index_t level = 0; level < levels; level++) {
 			const xkb_keysym_t *syms;
+			xkb_mod_mask_t masks[16];
 			int n = xkb_keymap_key_get_syms_by_level(km, kc, 0,
 								 level, &syms);
-			if (n == 1 && syms[0] == sym) {
-				*code = kc;
-				*shift = level == 1;
-				return true;
-			}
+			if (n != 1 || syms[0] != sym)
+				continue;
+			size_t m = xkb_keymap_key_get_mods_for_level(
+				km, kc, 0, level, masks, 16);
+			if (m == 0)
+				continue;
+			*code = kc;
+			*mods = masks[0];
+			for (size_t k = 1; k < m; k++)
+				if (__builtin_popcount(masks[k]) <
+				    __builtin_popcount(*mods))
+					*mods = masks[k];
+			return true;
 		}
 	}
 	return false;
 }
 
-static void press_key(struct surface *s, xkb_keycode_t code, bool shift)
+static void press_key(struct surface *s, xkb_keycode_t code,
+		      xkb_mod_mask_t mods)
 {
 	struct wl_resource *r;
-	uint32_t shift_mask = 1u << xkb_keymap_mod_get_index(
-				      server.keymap, XKB_MOD_NAME_SHIFT);
 	uint32_t time = now_ms();
 	for_each_device(r, &server.keyboards, s)
 	{
-		if (shift)
+		if (mods)
 			wl_keyboard_send_modifiers(
-				r, wl_display_next_serial(server.display),
-				shift_mask, 0, 0, 0);
+				r, wl_display_next_serial(server.display), mods,
+				0, 0, 0);
 		wl_keyboard_send_key(r, wl_display_next_serial(server.display),
 				     time, code - 8,
 				     WL_KEYBOARD_KEY_STATE_PRESSED);
 		wl_keyboard_send_key(r, wl_display_next_serial(server.display),
 				     time, code - 8,
 				     WL_KEYBOARD_KEY_STATE_RELEASED);
-		if (shift)
+		if (mods)
 			wl_keyboard_send_modifiers(
 				r, wl_display_next_serial(server.display), 0, 0,
 				0, 0);
@@ -314,9 +325,9 @@ static void keys(char *args, bool text)
 		}
 	}
 	xkb_keycode_t codes[256];
-	bool shifts[256];
+	xkb_mod_mask_t mods[256];
 	for (size_t i = 0; i < n; i++) {
-		if (!find_key(syms[i], &codes[i], &shifts[i])) {
+		if (!find_key(syms[i], &codes[i], &mods[i])) {
 			reply("error The us keymap has no key for keysym 0x%x.",
 			      syms[i]);
 			return;
@@ -325,7 +336,7 @@ static void keys(char *args, bool text)
 	if (server.keyboard_focus != s)
 		focus_keyboards(s);
 	for (size_t i = 0; i < n; i++)
-		press_key(s, codes[i], shifts[i]);
+		press_key(s, codes[i], mods[i]);
 	reply("ok commits=%lu", server.commits);
 }
 
