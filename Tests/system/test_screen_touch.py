@@ -155,7 +155,8 @@ def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(scree
     s = screens("wrong")
     mark = len(s.locker.lines)
     commits = s.drag(WRONG_DRAG)
-    s.locker.debug(r"^attempt result=failure$", start=mark)
+    # The module's message; PAM then goes on to pam_unix's password prompt.
+    s.locker.debug(r"^message Wrong pattern .* 4 attempts left\.$", start=mark)
     # Every frame for the next seconds: the red lasts about one.
     frames = []
     deadline = time.monotonic() + 3
