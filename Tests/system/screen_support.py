@@ -152,10 +152,11 @@ def write_pam_d(directory, module, daemon):
 
 
 class Locker:
-    """patternlock-screen started as `user` on `compositor`, with --debug; its
-    stderr lines are collected in `lines` as they come."""
+    """patternlock-screen (`binary`, a copy of build/patternlock-screen) started
+    as `user` on `compositor`, with --debug and `args`; its stderr lines are
+    collected in `lines` as they come."""
 
-    def __init__(self, user, compositor, pam_d, *args):
+    def __init__(self, user, compositor, pam_d, binary=LOCKER, *args):
         pw = pwd.getpwnam(user)
         self.uid = pw.pw_uid
         ready_r, ready_w = os.pipe()
@@ -163,7 +164,7 @@ class Locker:
                f"LOGNAME={user}", "LANG=C.UTF-8", f"XDG_RUNTIME_DIR={compositor.runtime}",
                f"WAYLAND_DISPLAY={compositor.socket}"]
         cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups",
-               "env", "-i"] + env + [str(LOCKER), "--debug", "--color", BACKGROUND,
+               "env", "-i"] + env + [str(binary), "--debug", "--color", BACKGROUND,
                                      "--ready-fd", str(ready_w)] + list(args)
         self.proc = subprocess.Popen(without_logind(["sh", "-c", _WITH_PAM_D, str(pam_d)] + cmd),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

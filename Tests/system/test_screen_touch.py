@@ -20,7 +20,7 @@ import pytest
 pytest.register_assert_rewrite("pam_support", "screen_support")
 
 from pam_support import RIGHT  # noqa: E402
-from screen_support import (ROOT, Compositor, Locker, build_compositor, find_grid,  # noqa: E402
+from screen_support import (LOCKER, ROOT, Compositor, Locker, build_compositor, find_grid,  # noqa: E402
                             locker_available, ocr, write_pam_d)
 
 pytest_plugins = ["pam_support"]
@@ -45,9 +45,10 @@ class Screen:
     """One test server and the locker on it, locked, with the pattern prompt
     up and the grid found on the idle screenshot."""
 
-    def __init__(self, user, pam_d, log_dir, name, mode="800x600", scale=1):
+    def __init__(self, user, pam_d, log_dir, name, binary, mode="800x600", scale=1):
         self.user = user
         self.pam_d = pam_d
+        self.binary = binary
         self.name = name
         self.compositor = Compositor(user, mode, scale, log=log_dir / f"{name}-compositor.log")
         self.lockers = []
@@ -56,7 +57,7 @@ class Screen:
         self.grid = find_grid(self.idle, scale)
 
     def start_locker(self):
-        locker = Locker(self.user, self.compositor, self.pam_d)
+        locker = Locker(self.user, self.compositor, self.pam_d, self.binary)
         self.lockers.append(locker)
         assert locker.wait_ready(), "patternlock-screen never said it was locked:\n" + "\n".join(locker.lines)
         assert self.compositor.state()["state"] == "locked"
@@ -112,11 +113,17 @@ class Screen:
 @pytest.fixture
 def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     """Starts Screens for the enrolled user (pattern RIGHT) on the real daemon."""
-    pam_d = write_pam_d(shared_tmp, pam_module, live)
+    # The locker and the module as built, where the test user can reach them
+    # whatever the checkout's permissions.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    locker = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    pam_d = write_pam_d(shared_tmp, module, live)
     made = []
 
     def start(name, **kwargs):
-        s = Screen(enrolled, pam_d, tmp_path, name, **kwargs)
+        s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
     yield start
@@ -124,15 +131,20 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
         s.close()
 
 
-def verify_results(daemon, user):
+def verify_results(daemon, user, expected=0, timeout=10):
     """The result= of each verify the daemon logged for `user`, in order, with
-    the PAM service it came through."""
-    out = []
-    for line in daemon.read_log().splitlines():
-        if "patternlockd: verify " in line and f" user={user} " in line:
-            service = re.search(r" service=(\S+)", line)
-            out.append((service.group(1) if service else None, re.search(r" result=(\S+)", line).group(1)))
-    return out
+    the PAM service it came through; waiting up to `timeout` for `expected`
+    of them (the daemon logs a request after it answered it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = []
+        for line in daemon.read_log().splitlines():
+            if "patternlockd: verify " in line and f" user={user} " in line:
+                service = re.search(r" service=(\S+)", line)
+                out.append((service.group(1) if service else None, re.search(r" result=(\S+)", line).group(1)))
+        if len(out) >= expected or time.monotonic() > deadline:
+            return out
+        time.sleep(0.05)
 
 
 def unlocked(screen, locker):
@@ -149,7 +161,7 @@ def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled)
     s = screens("right")
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
-    assert verify_results(live, enrolled) == [("patternlock-screen", "OK")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
 def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(screens, live, enrolled):
@@ -180,7 +192,7 @@ def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(scree
         raise AssertionError(f"no frame says '4 attempts left' to OCR: {texts}")
     assert s.locker.proc.poll() is None
     assert s.compositor.state()["state"] == "locked"
-    assert verify_results(live, enrolled) == [("patternlock-screen", "FAIL,remaining=4")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "FAIL,remaining=4")]
 
 
 def test_a_touch_cancel_clears_the_path(screens, live, enrolled):
@@ -198,7 +210,7 @@ def test_a_touch_cancel_clears_the_path(screens, live, enrolled):
     # Nothing was counted or left behind: the right pattern still unlocks.
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
-    assert verify_results(live, enrolled) == [("patternlock-screen", "OK")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
 def test_a_second_finger_neither_lights_dots_nor_ends_the_path(screens, live, enrolled):
@@ -220,7 +232,7 @@ def test_a_second_finger_neither_lights_dots_nor_ends_the_path(screens, live, en
         s.glide(0, s.grid.at(a), s.grid.at(b))
     s.touch("up 0")
     unlocked(s, s.locker)
-    assert verify_results(live, enrolled) == [("patternlock-screen", "OK")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
 @pytest.mark.parametrize("scale", [1, 2])
@@ -232,7 +244,7 @@ def test_the_buffer_follows_the_output_scale_and_touch_lands_on_the_dots(screens
         (str(800 * scale), str(600 * scale), str(scale))
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
-    assert verify_results(live, enrolled) == [("patternlock-screen", "OK")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
 def test_a_killed_locker_leaves_the_session_locked_until_a_new_one_unlocks(screens, live, enrolled):
@@ -253,12 +265,12 @@ def test_a_killed_locker_leaves_the_session_locked_until_a_new_one_unlocks(scree
     s.grid = find_grid(s.idle, 1)
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
-    assert verify_results(live, enrolled) == [("patternlock-screen", "OK")]
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
 def test_a_second_locker_is_refused_and_the_first_keeps_the_lock(screens, live, enrolled):
     s = screens("second")
-    second = Locker(s.user, s.compositor, s.pam_d)
+    second = Locker(s.user, s.compositor, s.pam_d, s.binary)
     s.lockers.append(second)
     assert second.wait(30) != 0, "a second locker exited 0 while the first held the lock"
     state = s.compositor.state()
