@@ -224,7 +224,7 @@ static bool lock_surface_commit_ok(struct surface *s)
 {
 	struct lock_surface *ls = s->lock_surface;
 	struct wl_resource *r = ls->resource;
-	int32_t width;
+	int32_t width = -1, height = -1;
 	if (!ls->acked) {
 		wl_resource_post_error(
 			r,
@@ -235,24 +235,31 @@ static bool lock_surface_commit_ok(struct surface *s)
 	if (s->pending_attached && s->pending_buffer) {
 		struct wl_shm_buffer *shm =
 			wl_shm_buffer_get(s->pending_buffer);
-		width = shm ? wl_shm_buffer_get_width(shm) : -1;
+		if (shm) {
+			width = wl_shm_buffer_get_width(shm);
+			height = wl_shm_buffer_get_height(shm);
+		}
 	} else if (!s->pending_attached && s->image) {
 		width = cairo_image_surface_get_width(s->image);
+		height = cairo_image_surface_get_height(s->image);
 	} else {
 		wl_resource_post_error(
 			r, EXT_SESSION_LOCK_SURFACE_V1_ERROR_NULL_BUFFER,
 			"a lock surface was committed without a buffer");
 		return false;
 	}
-	int32_t configured = server.mode_width / server.scale;
-	if (width % s->pending_scale != 0 ||
-	    width / s->pending_scale != configured) {
+	int32_t scale = s->pending_scale;
+	int32_t want_w = server.mode_width / server.scale;
+	int32_t want_h = server.mode_height / server.scale;
+	if (width % scale != 0 || height % scale != 0 ||
+	    width / scale != want_w || height / scale != want_h) {
 		wl_resource_post_error(
 			r,
 			EXT_SESSION_LOCK_SURFACE_V1_ERROR_DIMENSIONS_MISMATCH,
-			"a buffer %d wide at scale %d is not the configured "
-			"width %d",
-			width, s->pending_scale, configured);
+			"a %dx%d buffer at scale %d is not the configured "
+			"%dx%d (it needs %dx%d pixels at that scale)",
+			width, height, scale, want_w, want_h, want_w * scale,
+			want_h * scale);
 		return false;
 	}
 	return true;
