@@ -277,3 +277,40 @@ def test_a_second_locker_is_refused_and_the_first_keeps_the_lock(screens, live, 
     assert state["state"] == "locked" and state["finished"] == "1", state
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
+
+
+def test_a_touch_drag_of_three_dots_is_too_short_and_not_counted(screens, live, enrolled):
+    s = screens("short")
+    mark = len(s.locker.lines)
+    commits = s.drag([1, 2, 3])
+    s.locker.debug(r"^too short$", start=mark)
+    shown = s.settled_shot(commits, "too-short")
+    assert "Connect at least 4 dots" in ocr(shown.path)
+    assert s.locker.said(r"^attempt", start=mark) == []
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_after_a_wrong_pattern_a_tap_brings_the_grid_back_and_the_right_pattern_unlocks(screens, live, enrolled):
+    # A touch screen with no keyboard: the password field that follows a wrong
+    # pattern must not strand the person.
+    s = screens("tap-back")
+    mark = len(s.locker.lines)
+    s.drag(WRONG_DRAG)
+    s.locker.debug(r"^prompt kind=password$", start=mark)
+    s.quiet(1500)  # the red clears after about a second; then the field shows
+    field = s.shot("password-field")[0]
+    assert s.grid.lit(field, s.idle) == set(range(1, 10)), "the grid is still there under the password prompt"
+    assert "Password" in ocr(field.path)
+    mark = len(s.locker.lines)
+    x, y = s.grid.at(5)
+    s.touch(f"down 0 {x:.2f} {y:.2f}")
+    s.touch("up 0")
+    s.locker.debug(r"^prompt kind=pattern$", start=mark)
+    s.quiet()
+    assert s.grid.lit(s.shot("grid-again")[0], s.idle) == set()
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 2) == [("patternlock-screen", "FAIL,remaining=4"),
+                                                 ("patternlock-screen", "OK")]
