@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The control channel: one command a line on stdin, one reply line on
+ * stdout ("ok ..." or "error SENTENCE"). Input goes to the lock surface the
+ * session shows; every reply to input carries commits=N, the lock surface's
+ * commits so far, so that `wait-frame N` waits for the frame drawn after it
+ * without a race.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/input-event-codes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <wayland-server.h>
+
+#include "server.h"
+
+static char input[4096];
+static size_t input_len;
+static struct {
+	bool active;
+	unsigned long after;
+	struct wl_event_source *timer;
+} wait;
+static double pointer_x, pointer_y;
+
+static void reply(const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	vprintf(format, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void process_lines(void);
+
+static void end_wait(const char *word)
+{
+	wait.active = false;
+	wl_event_source_timer_update(wait.timer, 0);
+	reply("%s commits=%lu", word, server.commits);
+	process_lines();
+}
+
+void control_commit(void)
+{
+	if (wait.active && server.commits > wait.after)
+		end_wait("ok");
+}
+
+static int wait_timed_out(void *data)
+{
+	(void)data;
+	if (wait.active)
+		end_wait("timeout");
+	return 0;
+}
+
+static bool same_client(struct wl_resource *r, struct surface *s)
+{
+	return wl_resource_get_client(r) == wl_resource_get_client(s->resource);
+}
+
+static int count_devices(struct wl_list *devices, struct surface *s)
+{
+	struct wl_resource *r;
+	int n = 0;
+	wl_resource_for_each(r, devices)
+	{
+		if (same_client(r, s))
+			n++;
+	}
+	return n;
+}
+
+/* The devices of a kind that belong to the surface's client. */
+#define for_each_device(r, devices, s)                                         \
+	wl_resource_for_each(r, devices) if (same_client(r, s))
+
+/* The lock surface input goes to, or NULL after an error reply. */
+static struct surface *input_target(struct wl_list *devices, const char *kind)
+{
+	struct surface *s = shown_lock_surface();
+	if (!s || !s->image) {
+		reply("error The session shows no lock surface with a buffer, "
+		      "so there is nothing to send input to: lock it first.");
+		return NULL;
+	}
+	if (count_devices(devices, s) == 0) {
+		reply("error The lock surface's client holds no %s, so it "
+		      "would receive nothing.",
+		      kind);
+		return NULL;
+	}
+	return s;
+}
+
+static void touch(char *args)
+{
+	char verb[16];
+	int id = -1;
+	double x = 0, y = 0;
+	struct wl_resource *r;
+	int n = sscanf(args, "%15s %d %lf %lf", verb, &id, &x, &y);
+	struct surface *s = input_target(&server.touches, "wl_touch");
+	if (!s)
+		return;
+	int max = (int)(sizeof(server.touch_down) / sizeof(*server.touch_down));
+	bool cancel = n >= 1 && strcmp(verb, "cancel") == 0;
+	if (!cancel && (n < 2 || id < 0 || id >= max)) {
+		reply("error Say touch down ID X Y, touch motion ID X Y, "
+		      "touch up ID or touch cancel, with an ID from 0 to %d.",
+		      max - 1);
+		return;
+	}
+	uint32_t time = now_ms();
+	if (cancel) {
+		for_each_device(r, &server.touches, s)
+		{
+			wl_touch_send_cancel(r);
+			wl_touch_send_frame(r);
+		}
+		memset(server.touch_down, 0, sizeof(server.touch_down));
+	} else if (strcmp(verb, "down") == 0 && n == 4) {
+		if (server.touch_down[id]) {
+			reply("error Touch point %d is already down.", id);
+			return;
+		}
+		server.touch_down[id] = true;
+		server.touch_focus = s;
+		for_each_device(r, &server.touches, s)
+		{
+			wl_touch_send_down(
+				r, wl_display_next_serial(server.display), time,
+				s->resource, id, wl_fixed_from_double(x),
+				wl_fixed_from_double(y));
+			wl_touch_send_frame(r);
+		}
+	} else if (strcmp(verb, "motion") == 0 && n == 4) {
+		if (!server.touch_down[id]) {
+			reply("error Touch point %d is not down.", id);
+			return;
+		}
+		for_each_device(r, &server.touches, s)
+		{
+			wl_touch_send_motion(r, time, id,
+					     wl_fixed_from_double(x),
+					     wl_fixed_from_double(y));
+			wl_touch_send_frame(r);
+		}
+	} else if (strcmp(verb, "up") == 0 && n == 2) {
+		if (!server.touch_down[id]) {
+			reply("error Touch point %d is not down.", id);
+			return;
+		}
+		server.touch_down[id] = false;
+		for_each_device(r, &server.touches, s)
+		{
+			wl_touch_send_up(r,
+					 wl_display_next_serial(server.display),
+					 time, id);
+			wl_touch_send_frame(r);
+		}
+	} else {
+		reply("error Say touch down ID X Y, touch motion ID X Y, "
+		      "touch up ID or touch cancel.");
+		return;
+	}
+	reply("ok commits=%lu", server.commits);
+}
+
+static void pointer_frame(struct wl_resource *r)
+{
+	if (wl_resource_get_version(r) >= WL_POINTER_FRAME_SINCE_VERSION)
+		wl_pointer_send_frame(r);
+}
+
+static void pointer(char *args)
+{
+	char verb[16];
+	double x = 0, y = 0;
+	struct wl_resource *r;
+	int n = sscanf(args, "%15s %lf %lf", verb, &x, &y);
+	struct surface *s = input_target(&server.pointers, "wl_pointer");
+	if (!s)
+		return;
+	uint32_t time = now_ms();
+	if (n == 3 && strcmp(verb, "move") == 0) {
+		bool enter = server.pointer_focus != s;
+		server.pointer_focus = s;
+		pointer_x = x;
+		pointer_y = y;
+		for_each_device(r, &server.pointers, s)
+		{
+			if (enter)
+				wl_pointer_send_enter(
+					r,
+					wl_display_next_serial(server.display),
+					s->resource, wl_fixed_from_double(x),
+					wl_fixed_from_double(y));
+			else
+				wl_pointer_send_motion(r, time,
+						       wl_fixed_from_double(x),
+						       wl_fixed_from_double(y));
+			pointer_frame(r);
+		}
+	} else if (n == 1 && (strcmp(verb, "press") == 0 ||
+			      strcmp(verb, "release") == 0)) {
+		if (server.pointer_focus != s) {
+			reply("error The pointer is not over the lock surface: "
+			      "say pointer move X Y first.");
+			return;
+		}
+		uint32_t state = strcmp(verb, "press") == 0
+					 ? WL_POINTER_BUTTON_STATE_PRESSED
+					 : WL_POINTER_BUTTON_STATE_RELEASED;
+		for_each_device(r, &server.pointers, s)
+		{
+			wl_pointer_send_button(
+				r, wl_display_next_serial(server.display), time,
+				BTN_LEFT, state);
+			pointer_frame(r);
+		}
+	} else {
+		reply("error Say pointer move X Y, pointer press or pointer "
+		      "release.");
+		return;
+	}
+	reply("ok commits=%lu", server.commits);
+}
+
+/* The key that gives the keysym in the keymap's first layout, and the
+ * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5). */
+static bool find_key(xkb_keysym_t sym, xkb_keycode_t *code,
+		     xkb_mod_mask_t *mods)
+{
+	struct xkb_keymap *km = server.keymap;
+	for (xkb_keycode_t kc = xkb_keymap_min_keycode(km);
+	     kc <= xkb_keymap_max_keycode(km); kc++) {
+		xkb_level_index_t levels =
+			xkb_keymap_num_levels_for_key(km, kc, 0);
+		for (xkb_level_index_t level = 0; level < levels; level++) {
+			const xkb_keysym_t *syms;
+			xkb_mod_mask_t masks[16];
+			int n = xkb_keymap_key_get_syms_by_level(km, kc, 0,
+								 level, &syms);
+			if (n != 1 || syms[0] != sym)
+				continue;
+			size_t m = xkb_keymap_key_get_mods_for_level(
+				km, kc, 0, level, masks, 16);
+			if (m == 0)
+				continue;
+			*code = kc;
+			*mods = masks[0];
+			for (size_t k = 1; k < m; k++)
+				if (__builtin_popcount(masks[k]) <
+				    __builtin_popcount(*mods))
+					*mods = masks[k];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void press_key(struct surface *s, xkb_keycode_t code,
+		      xkb_mod_mask_t mods)
+{
+	struct wl_resource *r;
+	uint32_t time = now_ms();
+	for_each_device(r, &server.keyboards, s)
+	{
+		if (mods)
+			wl_keyboard_send_modifiers(
+				r, wl_display_next_serial(server.display), mods,
+				0, 0, 0);
+		wl_keyboard_send_key(r, wl_display_next_serial(server.display),
+				     time, code - 8,
+				     WL_KEYBOARD_KEY_STATE_PRESSED);
+		wl_keyboard_send_key(r, wl_display_next_serial(server.display),
+				     time, code - 8,
+				     WL_KEYBOARD_KEY_STATE_RELEASED);
+		if (mods)
+			wl_keyboard_send_modifiers(
+				r, wl_display_next_serial(server.display), 0, 0,
+				0, 0);
+	}
+}
+
+/* key NAME...: keysyms by name (Return, KP_5, a); type TEXT: characters. */
+static void keys(char *args, bool text)
+{
+	xkb_keysym_t syms[256];
+	size_t n = 0;
+	struct surface *s = input_target(&server.keyboards, "wl_keyboard");
+	if (!s)
+		return;
+	if (text) {
+		for (unsigned char *p = (unsigned char *)args; *p && n < 256;
+		     p++) {
+			if (*p >= 0x80) {
+				reply("error type takes ASCII text; name other "
+				      "keys with key NAME.");
+				return;
+			}
+			syms[n++] = xkb_utf32_to_keysym(*p);
+		}
+	} else {
+		for (char *name = strtok(args, " "); name && n < 256;
+		     name = strtok(NULL, " ")) {
+			syms[n] =
+				xkb_keysym_from_name(name, XKB_KEYSYM_NO_FLAGS);
+			if (syms[n] == XKB_KEY_NoSymbol) {
+				reply("error No keysym is named %s (names are "
+				      "xkbcommon's: Return, KP_5, a).",
+				      name);
+				return;
+			}
+			n++;
+		}
+	}
+	xkb_keycode_t codes[256];
+	xkb_mod_mask_t mods[256];
+	for (size_t i = 0; i < n; i++) {
+		if (!find_key(syms[i], &codes[i], &mods[i])) {
+			reply("error The us keymap has no key for keysym 0x%x.",
+			      syms[i]);
+			return;
+		}
+	}
+	if (server.keyboard_focus != s)
+		focus_keyboards(s);
+	for (size_t i = 0; i < n; i++)
+		press_key(s, codes[i], mods[i]);
+	reply("ok commits=%lu", server.commits);
+}
+
+static void screenshot(const char *path)
+{
+	struct surface *s = shown_lock_surface();
+	if (!*path) {
+		reply("error Say screenshot PATH, where PATH is a .png file to "
+		      "write.");
+		return;
+	}
+	if (!s || !s->image) {
+		reply("error The session shows no lock surface with a buffer, "
+		      "so there is nothing to save.");
+		return;
+	}
+	cairo_status_t status = cairo_surface_write_to_png(s->image, path);
+	if (status != CAIRO_STATUS_SUCCESS) {
+		reply("error The screenshot could not be written to %s: %s.",
+		      path, cairo_status_to_string(status));
+		return;
+	}
+	reply("ok width=%d height=%d scale=%d commits=%lu",
+	      cairo_image_surface_get_width(s->image),
+	      cairo_image_surface_get_height(s->image), s->scale,
+	      server.commits);
+}
+
+static void state(void)
+{
+	static const char *const names[] = {"unlocked", "locked", "abandoned"};
+	reply("ok state=%s locks=%u unlocks=%u finished=%u abandoned=%u "
+	      "commits=%lu",
+	      names[server.state], server.locks, server.unlocks,
+	      server.finished, server.abandoned, server.commits);
+}
+
+/* wait-frame [AFTER [TIMEOUT_MS]]: replies once the lock surface has more
+ * than AFTER commits (the count now when not given). */
+static void wait_frame(const char *args)
+{
+	unsigned long after = server.commits;
+	int timeout = 5000;
+	if (*args && sscanf(args, "%lu %d", &after, &timeout) < 1) {
+		reply("error Say wait-frame [AFTER [TIMEOUT_MS]], with AFTER "
+		      "a commit count from an earlier reply.");
+		return;
+	}
+	if (server.commits > after) {
+		reply("ok commits=%lu", server.commits);
+		return;
+	}
+	wait.active = true;
+	wait.after = after;
+	wl_event_source_timer_update(wait.timer, timeout > 0 ? timeout : 1);
+}
+
+static void run_command(char *line)
+{
+	char *args = strchr(line, ' ');
+	if (args)
+		*args++ = '\0';
+	else
+		args = line + strlen(line);
+	if (strcmp(line, "touch") == 0)
+		touch(args);
+	else if (strcmp(line, "pointer") == 0)
+		pointer(args);
+	else if (strcmp(line, "key") == 0)
+		keys(args, false);
+	else if (strcmp(line, "type") == 0)
+		keys(args, true);
+	else if (strcmp(line, "screenshot") == 0)
+		screenshot(args);
+	else if (strcmp(line, "state") == 0)
+		state();
+	else if (strcmp(line, "wait-frame") == 0)
+		wait_frame(args);
+	else if (strcmp(line, "quit") == 0)
+		wl_display_terminate(server.display);
+	else
+		reply("error Unknown command %s: the commands are touch, "
+		      "pointer, key, type, screenshot, state, wait-frame and "
+		      "quit.",
+		      line);
+	wl_display_flush_clients(server.display);
+}
+
+/* Commands run one after another: one that waits holds back the rest. */
+static void process_lines(void)
+{
+	while (!wait.active) {
+		char *end = memchr(input, '\n', input_len);
+		if (!end) {
+			if (input_len == sizeof(input)) {
+				reply("error A command line is longer than "
+				      "%zu bytes.",
+				      sizeof(input));
+				input_len = 0;
+			}
+			return;
+		}
+		*end = '\0';
+		size_t used = (size_t)(end - input) + 1;
+		char line[sizeof(input)];
+		memcpy(line, input, used);
+		memmove(input, input + used, input_len - used);
+		input_len -= used;
+		run_command(line);
+	}
+}
+
+static int control_readable(int fd, uint32_t mask, void *data)
+{
+	(void)mask;
+	(void)data;
+	if (input_len == sizeof(input)) {
+		/* Only while a wait-frame holds the lines back. */
+		reply("error The commands after a wait-frame overflowed the "
+		      "%zu-byte buffer and were dropped.",
+		      sizeof(input));
+		input_len = 0;
+	}
+	ssize_t n = read(fd, input + input_len, sizeof(input) - input_len);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		/* The test went away: so does the server. */
+		wl_display_terminate(server.display);
+		return 0;
+	}
+	input_len += (size_t)n;
+	process_lines();
+	return 0;
+}
+
+int control_start(void)
+{
+	wait.timer = wl_event_loop_add_timer(server.loop, wait_timed_out, NULL);
+	if (!wait.timer ||
+	    !wl_event_loop_add_fd(server.loop, STDIN_FILENO, WL_EVENT_READABLE,
+				  control_readable, NULL)) {
+		fprintf(stderr, "pl-test-compositor: could not watch stdin.\n");
+		return -1;
+	}
+	return 0;
+}
