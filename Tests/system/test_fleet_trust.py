@@ -585,11 +585,13 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
         fleet, postgres, shared_tmp, make_users):
     """Rows a fleet daemon wrote before owner tags never verify, and a daemon does
     not tag them on its own. `db tag` lists them, writes nothing without --yes, and
-    refuses another key; with --yes they verify again, with the uid the row names."""
+    refuses another key; with --yes they verify again, with the uid the row names.
+    The database is one of schema 2, as such a fleet's is when its hosts upgrade."""
     (host,) = fleet(1)
     alice, bob = make_users(2)
     host.enroll(alice, RIGHT)
     host.enroll(bob, OTHER)
+    as_a_fleet_of_schema_2(postgres, host)
     db(postgres, "UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '')")
     db(postgres, f"UPDATE patternlock_users SET uid = NULL WHERE user_name = '{bob}'")
     assert verify(host, alice, RIGHT) != "OK" and status(host, alice)["corrupt"] == "1"
@@ -625,11 +627,12 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     r = tag("--yes")
     assert r.returncode == 0 and "nothing to do" in r.stdout, r.stdout + r.stderr
     # A row whose credential cannot be read, and one whose uid is no uid: named,
-    # left alone, exit 1; the others are not held back.
+    # left alone, exit 1; the others are not held back. (The tags are recorded as
+    # done now: the administrator says why they tag again.)
     db(postgres, f"UPDATE patternlock_users SET credential = 'not a credential' WHERE user_name = '{alice}'")
     db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', ''), "
                  f"uid = 4294967296 WHERE user_name = '{bob}'")
-    r = tag("--yes")
+    r = tag("--yes", "--again-because", "the rows were restored from a backup")
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"{alice}: the credential is not a valid PHC string" in r.stdout, r.stdout
     assert f"{bob}: the database's uid 4294967296 is no uid" in r.stdout, r.stdout
