@@ -244,9 +244,10 @@ extension PatternLockd {
                         )
                     }
                     for copy in found.copies {
+                        let rows = copy.sharing.count == 1 ? "the row" : "the rows"
                         let others = copy.sharing.joined(separator: ", ")
                         print(
-                            "\(copy.user): the credential has the salt of the row of \(others), which the daemons never write twice, so one was copied from the other: it was left untagged. Re-enroll \(copy.user) (patternlockd enroll \(copy.user)), and find out who can write patternlock_users."
+                            "\(copy.user): the credential has the same salt as \(rows) of \(others), and the daemons never draw a salt twice: one was copied from another, so it was left untagged. Re-enroll \(copy.user) (patternlockd enroll \(copy.user)), and find out who can write patternlock_users."
                         )
                     }
                     var skipped = found.unreadable.count + found.copies.count
