@@ -26,8 +26,28 @@ extension PostgresStore {
     /// A value derived from the key that shows whether two hosts hold the same key
     /// without telling anything about it.
     public static func keyCheck(_ pepper: Pepper) -> String {
-        HMACSHA256.authenticate(Array("patternlock fleet key check v1".utf8), key: pepper.bytes)
+        hexHMAC("patternlock fleet key check v1", pepper)
+    }
+
+    /// The record that every credential of the fleet carries its owner tag: only a
+    /// holder of the key can write it, so a writer of the tables cannot make one.
+    public static func ownerTagsCheck(_ pepper: Pepper) -> String {
+        hexHMAC("patternlock fleet owner tags done v1", pepper)
+    }
+
+    private static func hexHMAC(_ text: String, _ pepper: Pepper) -> String {
+        HMACSHA256.authenticate(Array(text.utf8), key: pepper.bytes)
             .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    /// What the database says about the owner tags (`db tag`).
+    public enum OwnerTagsRecord: Sendable, Equatable {
+        /// Nothing recorded: a fleet that began before tags and has not run `db tag --yes` since.
+        case none
+        /// Recorded with the fleet's key, at this time (the database's clock).
+        case done(at: Int64?)
+        /// Something is recorded that the fleet's key did not make.
+        case notTheKeys
     }
 
     /// Reads the fleet's settings (first storing `proposal` and this key's check
@@ -37,15 +57,19 @@ extension PostgresStore {
         timeout: Double
     ) throws(StoreError) -> Settings {
         let check = keyCheck(pepper)
+        let tagsCheck = ownerTagsCheck(pepper)
         let settings: Settings?
         do {
             settings = try blocking(timeout) { () async throws -> Settings? in
                 try await connections.withConnection { client -> Settings? in
                     if let p = proposal {
+                        // A fleet that begins now begins with owner tags: its record says so.
                         try await client.query(
                             """
-                            INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after)
-                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter) WHERE \(unescaped: PostgresStore.durableCommit)
+                            INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after, owner_tags_check, owner_tags_at)
+                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter), \(tagsCheck),
+                                floor(extract(epoch FROM clock_timestamp()))::bigint
+                            WHERE \(unescaped: PostgresStore.durableCommit)
                             ON CONFLICT (id) DO NOTHING
                             """)
                     }
@@ -71,6 +95,32 @@ extension PostgresStore {
             )
         }
         return settings
+    }
+
+    /// Whether the database records, under the key, that the owner tags were done.
+    public func ownerTagsRecord(pepper: Pepper) throws(StoreError) -> OwnerTagsRecord {
+        let expected = Array(PostgresStore.ownerTagsCheck(pepper).utf8)
+        let stored = try call { client -> (String?, Int64?) in
+            let rows = try await client.query(
+                "SELECT owner_tags_check, owner_tags_at FROM patternlock_settings WHERE id = 1")
+            for try await (check, at) in rows.decode((String?, Int64?).self) { return (check, at) }
+            return (nil, nil)
+        }
+        guard let check = stored.0 else { return .none }
+        return constantTimeEquals(Array(check.utf8), expected) ? .done(at: stored.1) : .notTheKeys
+    }
+
+    /// Records, under the key, that the owner tags were done (`db tag --yes`), with the database's time.
+    public func recordOwnerTags(pepper: Pepper) throws(StoreError) {
+        let check = PostgresStore.ownerTagsCheck(pepper)
+        try call { client in
+            _ = try await client.query(
+                """
+                UPDATE patternlock_settings SET owner_tags_check = \(check),
+                    owner_tags_at = floor(extract(epoch FROM clock_timestamp()))::bigint
+                WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)
+                """)
+        }
     }
 
     /// Changes the fleet's iteration target or timed unlock (`patternlockd db

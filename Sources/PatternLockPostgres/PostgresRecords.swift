@@ -244,26 +244,48 @@ extension PostgresStore {
         }
     }
 
-    /// The rows whose credential has no owner tag (written by a fleet daemon before
-    /// tags), with the uid the row holds (as the database holds it: a value no uid
-    /// can have is the caller's to refuse), and the names of the rows whose
-    /// credential cannot be read at all: what `db tag` reads.
-    public func untaggedCredentials() throws(StoreError) -> (
-        untagged: [(user: String, uid: Int64?, credential: Credential)], unreadable: [String]
-    ) {
+    /// What `db tag` finds in `patternlock_users`.
+    public struct UntaggedRows: Sendable {
+        /// The rows whose credential has no owner tag (written by a fleet daemon
+        /// before tags) and whose salt no other row holds, with the uid the row holds
+        /// (as the database holds it: a value no uid can have is the caller's to refuse).
+        public var untagged: [(user: String, uid: Int64?, credential: Credential)] = []
+        /// The rows without an owner tag whose salt another row holds, with the users
+        /// of those rows: copied from one to the other, never tagged.
+        public var copies: [(user: String, sharing: [String])] = []
+        /// The rows whose credential cannot be read at all.
+        public var unreadable: [String] = []
+    }
+
+    /// The rows `db tag` may tag, and the ones it must not. A credential's hash does
+    /// not depend on its user, so one copied onto another user's row with its tag
+    /// stripped would, once tagged, open that account with the copier's pattern. The
+    /// daemons draw every salt from 16 random bytes, which never repeat: an untagged
+    /// row whose salt another row holds, tagged or not, is such a copy or its source.
+    public func untaggedCredentials() throws(StoreError) -> UntaggedRows {
         try call { client in
             let rows = try await client.query(
                 "SELECT user_name, uid, credential FROM patternlock_users ORDER BY user_name COLLATE \"C\"")
-            var untagged: [(user: String, uid: Int64?, credential: Credential)] = []
-            var unreadable: [String] = []
+            var found = UntaggedRows()
+            var all: [(user: String, uid: Int64?, credential: Credential)] = []
+            var bySalt: [[UInt8]: [String]] = [:]
             for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) {
                 guard let credential = try? Credential(phc: phc) else {
-                    unreadable.append(user)
+                    found.unreadable.append(user)
                     continue
                 }
-                if credential.ownerTag == nil { untagged.append((user, uid, credential)) }
+                all.append((user, uid, credential))
+                bySalt[credential.salt, default: []].append(user)
             }
-            return (untagged, unreadable)
+            for row in all where row.credential.ownerTag == nil {
+                let sharing = (bySalt[row.credential.salt] ?? []).filter { $0 != row.user }
+                if sharing.isEmpty {
+                    found.untagged.append(row)
+                } else {
+                    found.copies.append((row.user, sharing))
+                }
+            }
+            return found
         }
     }
 

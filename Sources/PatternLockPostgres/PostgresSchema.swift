@@ -7,7 +7,7 @@ import PostgresNIO
 /// (or `patternlockd db init` does, for sites that keep DDL rights apart), and
 /// refuses a database newer than it knows.
 enum PostgresSchema {
-    static let version = 2
+    static let version = 3
 
     /// A fixed key for `pg_advisory_xact_lock`: hosts starting together migrate one at a time.
     static let migrationLock: Int64 = 0x7061_7474_6c6b  // "pattlk"
@@ -52,6 +52,13 @@ enum PostgresSchema {
             "ALTER TABLE patternlock_failures ADD COLUMN caller bigint",
             "ALTER TABLE patternlock_failures ADD COLUMN session text NOT NULL DEFAULT ''",
             "ALTER TABLE patternlock_failures ADD COLUMN seat text NOT NULL DEFAULT ''",
+        ],
+        // Issue 31: the record, under the fleet's key, that every credential carries
+        // its owner tag (the fleet began with tags, or `db tag --yes` ran), so that a
+        // second `db tag --yes` is refused. NULL in a fleet that began before.
+        3: [
+            "ALTER TABLE patternlock_settings ADD COLUMN owner_tags_check text",
+            "ALTER TABLE patternlock_settings ADD COLUMN owner_tags_at bigint",
         ],
     ]
 }

@@ -23,6 +23,10 @@ final class AuthRefusal: Sendable {
 /// head, where it sees the server's one-byte answer to postgres-nio's SSLRequest:
 /// after an 'S' postgres-nio puts NIOSSLClientHandler in the pipeline (synchronously,
 /// in that read), and the handler moves behind it, where the messages are plaintext.
+/// The answer is one byte and a server sends nothing more until the client speaks:
+/// a read that holds more after an 'S' or an 'N' holds bytes nobody can vouch for
+/// (a man in the middle's plaintext ahead of TLS), so the connection is closed, as
+/// libpq does since CVE-2021-23222, before any of it reaches postgres-nio.
 final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -69,11 +73,20 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
     private func tlsAnswer(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
         let first = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self)
+        let answered = first == UInt8(ascii: "S") || first == UInt8(ascii: "N")
+        guard !answered || bytes.readableBytes == 1 else {
+            refuse(context: context, Self.afterTheAnswer(bytes.readableBytes - 1, place: place))
+            return
+        }
         guard first == UInt8(ascii: "S") else {
-            // 'N' or an error message: postgres-nio, which requires TLS here, ends the
-            // connection. Anything after it is judged.
             phase = .authentication
-            context.fireChannelRead(data)
+            if answered {
+                // 'N': postgres-nio, which requires TLS here, ends the connection.
+                context.fireChannelRead(data)
+            } else {
+                // A message (an error from a server that takes no SSLRequest): judged like any other.
+                channelRead(context: context, data: data)
+            }
             return
         }
         context.fireChannelRead(data)
@@ -129,6 +142,11 @@ final class ScramOnly: ChannelInboundHandler, RemovableChannelHandler {
         pending = nil
         phase = .refused
         context.close(promise: nil)
+    }
+
+    /// What the administrator reads when the server's answer to the request for TLS came with more.
+    static func afterTheAnswer(_ extra: Int, place: String) -> String {
+        "The database at \(place) sent more than its one-byte answer to the request for TLS (\(extra) byte\(extra == 1 ? "" : "s") more in the same read), which no PostgreSQL server does and a man in the middle does to put its own message ahead of TLS: the connection was closed and the password was not sent. Check what stands between this host and the database."
     }
 
     /// What the administrator reads when the server asks for the password any other way than SCRAM-SHA-256.

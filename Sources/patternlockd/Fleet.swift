@@ -194,7 +194,12 @@ extension PatternLockd {
                     Run this once after upgrading, as root on a host with the fleet's key, when \
                     you trust the rows as they are (nobody but the daemons wrote \
                     patternlock_users). It lists what it would tag and writes nothing without \
-                    --yes. A row with no uid takes the uid of this host's account of that name.
+                    --yes. A row with no uid takes the uid of this host's account of that name. \
+                    A row whose salt another row holds was copied from one to the other (the \
+                    daemons never draw a salt twice): it is named and never tagged. The database \
+                    then records, under the key, that the tags were done (a fleet that began \
+                    with tags has that record from its start), and a later --yes is refused \
+                    unless --again-because says why.
                     """)
             @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
 
@@ -204,8 +209,22 @@ extension PatternLockd {
             @Flag(help: "Write the tags (without it, only list the rows that would be tagged).")
             var yes = false
 
+            @Option(
+                help: ArgumentHelp(
+                    "Tag again although the database records that the tags were done, and say why. Every credential the daemons wrote since carries its tag, so an untagged row now was written by someone without the key: if it was copied from another user's row that is gone, that user's pattern will open this account on every host.",
+                    valueName: "reason"))
+            var againBecause: String?
+
             func validate() throws {
                 _ = try storeOptions.parsedURL()
+                if let againBecause {
+                    guard yes else { throw ValidationError("--again-because goes with --yes: without --yes nothing is written.") }
+                    guard againBecause.contains(where: { !$0.isWhitespace }) else {
+                        throw ValidationError(
+                            "--again-because needs the reason the rows are to be tagged again, for instance --again-because \"restored patternlock_users from a backup made before the upgrade\"."
+                        )
+                    }
+                }
             }
 
             func run() throws {
@@ -217,22 +236,37 @@ extension PatternLockd {
                     let store = try Fleet.open(
                         url, passwordFile: storeOptions.storePasswordFile, pepper: pepper, proposal: nil,
                         migrate: false)
-                    let (rows, unreadable) = try store.untaggedCredentials()
-                    for user in unreadable {
+                    let found = try store.untaggedCredentials()
+                    let record = try store.ownerTagsRecord(pepper: pepper)
+                    for user in found.unreadable {
                         print(
                             "\(user): the credential is not a valid PHC string, so it cannot be tagged; re-enroll the user (patternlockd enroll \(user))."
                         )
                     }
-                    if rows.isEmpty {
+                    for copy in found.copies {
+                        let rows = copy.sharing.count == 1 ? "the row" : "the rows"
+                        let others = copy.sharing.joined(separator: ", ")
                         print(
-                            unreadable.isEmpty
+                            "\(copy.user): the credential has the same salt as \(rows) of \(others), and the daemons never draw a salt twice: one was copied from another, so it was left untagged. Re-enroll \(copy.user) (patternlockd enroll \(copy.user)), and find out who can write patternlock_users."
+                        )
+                    }
+                    var skipped = found.unreadable.count + found.copies.count
+                    if found.untagged.isEmpty {
+                        if yes, record == .none { try store.recordOwnerTags(pepper: pepper) }
+                        print(
+                            skipped == 0
                                 ? "Every credential in \(url) has its owner tag: nothing to do."
                                 : "Every other credential in \(url) has its owner tag.")
-                        if !unreadable.isEmpty { throw ExitCode(1) }
+                        if skipped > 0 { throw ExitCode(1) }
                         return
                     }
-                    var tagged = 0, skipped = unreadable.count
-                    for row in rows {
+                    if yes, record != .none, againBecause == nil {
+                        printError(Self.refusal(record, url: url))
+                        throw ExitCode(1)
+                    }
+                    if let againBecause { print("Tagging again because: \(againBecause)") }
+                    var tagged = 0, would = 0
+                    for row in found.untagged {
                         if let stored = row.uid, UInt32(exactly: stored) == nil {
                             skipped += 1
                             print(
@@ -248,6 +282,7 @@ extension PatternLockd {
                             continue
                         }
                         guard yes else {
+                            would += 1
                             print("\(row.user) (uid \(uid)): would be tagged.")
                             continue
                         }
@@ -261,11 +296,18 @@ extension PatternLockd {
                         }
                     }
                     if !yes {
-                        let would = rows.count + unreadable.count - skipped
                         print(
                             "\(would) credential\(would == 1 ? "" : "s") would be tagged. If nobody but the daemons wrote patternlock_users, run again with --yes."
                         )
+                        if record == .none {
+                            print(
+                                "The database holds no record that the owner tags were done: this is the fleet's first db tag since the upgrade, or someone who can write patternlock_settings removed the record."
+                            )
+                        } else {
+                            print(Self.refusal(record, url: url))
+                        }
                     } else {
+                        try store.recordOwnerTags(pepper: pepper)
                         print("Tagged \(tagged) credential\(tagged == 1 ? "" : "s") in \(url).")
                     }
                     if skipped > 0 { throw ExitCode(1) }
@@ -278,6 +320,22 @@ extension PatternLockd {
                 throw ExitCode(1)
                 #endif
             }
+
+            #if PostgreSQL
+            /// Why a `--yes` is refused once the database records that the tags were done.
+            static func refusal(_ record: PostgresStore.OwnerTagsRecord, url: DatabaseURL) -> String {
+                let said: String
+                switch record {
+                case .done(let at?): said = "records that the owner tags were done (\(PatternLockd.Status.timestamp(at)))"
+                case .done(nil): said = "records that the owner tags were done"
+                case .notTheKeys, .none:
+                    said =
+                        "records that the owner tags were done, but the record was not made with the fleet's key (someone without the key wrote it)"
+                }
+                return
+                    "The database \(url) \(said): every credential the daemons wrote since carries its tag, so an untagged row now was written by someone without the key and may be another user's credential. Nothing was tagged. Re-enroll those users (patternlockd enroll USER); to tag them anyway, run again with --yes --again-because REASON."
+            }
+            #endif
         }
 
         struct Import: ParsableCommand {

@@ -383,7 +383,7 @@ def test_db_init_creates_the_schema_for_a_role_without_ddl_rights(postgres, shar
     postgres.psql("CREATE ROLE plrows LOGIN")
     r = subprocess.run([str(FLEET_DAEMON), "db", "init", "--store", postgres.socket_url()],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and "schema version 2" in r.stdout, r.stderr
+    assert r.returncode == 0 and "schema version 3" in r.stdout, r.stderr
     postgres.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON "
                   "patternlock_settings, patternlock_users, patternlock_failures TO plrows; "
                   "GRANT SELECT ON patternlock_schema TO plrows; "
@@ -457,10 +457,11 @@ def test_a_version_1_database_gains_the_caller_and_keeps_its_failures(fleet, pos
     assert verify(host, user, WRONG) == "FAIL remaining=4"
     host.stop()
     postgres.psql("ALTER TABLE patternlock_failures DROP COLUMN caller, DROP COLUMN session, DROP COLUMN seat; "
+                  "ALTER TABLE patternlock_settings DROP COLUMN owner_tags_check, DROP COLUMN owner_tags_at; "
                   "DELETE FROM patternlock_schema; INSERT INTO patternlock_schema (version) VALUES (1)",
                   database="patternlock")
     host.start()
-    assert postgres.psql("SELECT max(version) FROM patternlock_schema", database="patternlock") == "2"
+    assert postgres.psql("SELECT max(version) FROM patternlock_schema", database="patternlock") == "3"
     _, fields = parse_reply(host.request(f"STATUS user={user}"))
     # A fleet's entry: seven fields, the host's name last; no caller.
     assert fields["failures"] == "1" and fields["recent"].count(",") == 6, fields["recent"]

@@ -23,6 +23,7 @@ from test_fleet import make_tls
 
 RIGHT = "1235"
 OTHER = "7415"
+THIRD = "2589"
 WRONG = "9876"
 
 
@@ -43,6 +44,33 @@ def status(host, user):
     verb, fields = parse_reply(host.request(f"STATUS user={user}"))
     assert verb == "STATUS", fields
     return fields
+
+
+def db_tag(postgres, key_file, *extra):
+    return subprocess.run([str(FLEET_DAEMON), "db", "tag", "--store", postgres.socket_url(),
+                           "--key-file", str(key_file)] + list(extra),
+                          capture_output=True, text=True, timeout=120)
+
+
+def strip_tag(postgres, user):
+    """What a writer without the key can do to a tagged row: make it look like one written before tags."""
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '') "
+                 f"WHERE user_name = '{user}'")
+
+
+def credential(postgres, user):
+    return db(postgres, f"SELECT credential FROM patternlock_users WHERE user_name = '{user}'")
+
+
+def as_a_fleet_of_schema_2(postgres, host):
+    """Makes the database what every fleet before the record of `db tag` was: schema
+    2, with nothing that says the owner tags were done. The host is stopped for it and
+    started again (which migrates the schema, as an upgraded host does)."""
+    host.stop()
+    db(postgres, "ALTER TABLE patternlock_settings DROP COLUMN IF EXISTS owner_tags_at, "
+                 "DROP COLUMN IF EXISTS owner_tags_check; "
+                 "DELETE FROM patternlock_schema; INSERT INTO patternlock_schema (version) VALUES (2)")
+    host.start()
 
 
 def test_a_credential_copied_onto_another_user_never_verifies(fleet, postgres, make_users):
@@ -164,11 +192,16 @@ class PasswordImpostor:
     `tls` = (certificate, key) and with 'N' otherwise, reads the startup message,
     asks for the password with `code` (3 in clear text, 5 as MD5) and keeps
     whatever it is sent next (after TLS: the plaintext). With `split` the request
-    goes out a byte at a time, each in its own read on the other side."""
+    goes out a byte at a time, each in its own read on the other side. With
+    `answer` (b"S" or b"N") it answers the SSLRequest with that byte and the request
+    for the password in the same write, as a man in the middle would to slip a
+    plaintext message in front of TLS; then it completes TLS if the client begins it
+    (with `tls`) and keeps whatever comes, encrypted or not."""
 
-    def __init__(self, code=3, path=None, tls=None, split=False):
+    def __init__(self, code=3, path=None, tls=None, split=False, answer=None):
         self.code = code
         self.split = split
+        self.answer = answer
         self.got = b""
         self.connections = 0
         self.tls = None
@@ -201,6 +234,9 @@ class PasswordImpostor:
             with c:
                 c.settimeout(3)
                 try:
+                    if self.answer:
+                        self.answer_with_the_request(c)
+                        continue
                     if self.message(c) == struct.pack(">i", 80877103):  # SSLRequest
                         c.sendall(b"S" if self.tls else b"N")
                         if self.tls:
@@ -215,6 +251,16 @@ class PasswordImpostor:
                     self.got += c.recv(4096)
                 except (OSError, struct.error):
                     pass
+
+    def answer_with_the_request(self, c):
+        if self.message(c) != struct.pack(">i", 80877103):  # not an SSLRequest
+            return
+        c.sendall(self.answer + b"R" + struct.pack(">ii", 8, self.code))
+        first = c.recv(1, socket.MSG_PEEK)
+        if self.tls and first == b"\x16":  # a TLS handshake record: the client began TLS
+            c = self.tls.wrap_socket(c, server_side=True)
+        while chunk := c.recv(4096):
+            self.got += chunk
 
     def close(self):
         self.sock.close()
@@ -274,6 +320,34 @@ def test_a_server_asking_for_the_password_other_than_by_scram_never_gets_it(flee
     assert f"asked role patternlock for its password {how}" in message, message
     assert "only by SCRAM-SHA-256" in message and "pg_hba.conf" in message, message
 
+
+
+@pytest.mark.parametrize("answer", [b"S", b"N"], ids=["tls-yes", "tls-no"])
+def test_bytes_after_the_servers_one_byte_answer_to_the_tls_request_close_the_connection(
+        fleet, shared_tmp, answer):
+    """The server answers postgres-nio's SSLRequest with one byte, 'S' or 'N'.
+    Anything behind it in the same read came before TLS and is nobody's to trust
+    (libpq refuses it since CVE-2021-23222): a man in the middle who appends a
+    request for the password in clear text gets no password, and the daemon says
+    what happened; the request never reaches postgres-nio."""
+    pw = shared_tmp / "dbpass"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    (shared_tmp / "tls").mkdir()
+    ca, cert, key = make_tls(shared_tmp / "tls")
+    impostor = PasswordImpostor(3, tls=(cert, key), answer=answer)
+    url = f"postgresql://patternlock@localhost:{impostor.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
+    (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)], start=False)
+    with pytest.raises(RuntimeError) as e:
+        host.start(timeout=20)
+    impostor.close()
+    assert impostor.connections >= 1
+    assert PASSWORD.encode() not in impostor.got
+    assert not impostor.got.startswith(b"p"), impostor.got
+    message = str(e.value)
+    assert (f"The database at localhost port {impostor.port} sent more than its one-byte answer to the "
+            "request for TLS") in message, message
+    assert "the password was not sent" in message, message
 
 def test_a_socket_planted_after_start_in_a_group_writable_directory_never_gets_the_password(
         fleet, postgres, shared_tmp, make_users):
@@ -393,6 +467,100 @@ def test_a_socket_planted_in_a_world_writable_directory_never_gets_the_password(
     assert "not to the owner of its directory" in str(e.value), str(e.value)
 
 
+
+def test_db_tag_never_tags_a_credential_copied_from_another_user(fleet, postgres, make_users):
+    """A writer with the daemons' role and no key strips the owner tag from its own
+    credential and writes it into another user's row, or into a new row for a user
+    who has none: each then looks like a row a fleet daemon wrote before tags. The
+    PBKDF2 hash does not depend on the user, so once tagged the copy would open that
+    account with the writer's pattern on every host. Random 16-byte salts never
+    repeat in rows the daemons wrote: `db tag` names each row whose salt another row
+    holds, leaves it untagged, and tags the others."""
+    (host,) = fleet(1)
+    alice, mallory, dave, carol = make_users(4)
+    host.enroll(alice, OTHER)
+    host.enroll(mallory, RIGHT)
+    host.enroll(carol, THIRD)
+    as_a_fleet_of_schema_2(postgres, host)
+    strip_tag(postgres, carol)  # a row as a fleet daemon wrote it before tags: to be tagged
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
+                 f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
+                 f"WHERE user_name = '{alice}'")
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) "
+                 f"SELECT '{dave}', {pwd.getpwnam(dave).pw_uid}, regexp_replace(credential, ',o=[^$]*', '') "
+                 f"FROM patternlock_users WHERE user_name = '{mallory}'")
+    copied = credential(postgres, alice)
+    assert copied == credential(postgres, dave) and ",o=" not in copied
+    assert verify(host, alice, RIGHT) != "OK" and verify(host, dave, RIGHT) != "OK"
+
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert verify(host, alice, RIGHT) != "OK", r.stdout + r.stderr
+    assert verify(host, dave, RIGHT) != "OK", r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    for copy in (alice, dave):
+        (said,) = [line for line in lines if line.startswith(f"{copy}: ")]
+        assert mallory in said and "left untagged" in said and f"patternlockd enroll {copy}" in said, said
+    assert f"{carol} (uid {pwd.getpwnam(carol).pw_uid}): tagged." in lines, r.stdout
+    assert "Tagged 1 credential in" in r.stdout, r.stdout
+    assert credential(postgres, alice) == copied and credential(postgres, dave) == copied
+    assert status(host, alice)["corrupt"] == "1" and status(host, dave)["corrupt"] == "1"
+    # The owners keep theirs: mallory's own row and carol's tagged one verify.
+    assert verify(host, mallory, RIGHT) == "OK"
+    assert verify(host, carol, THIRD) == "OK"
+    # No hash was ever computed for a copy.
+    assert not re.search(rf"verify user=({alice}|{dave}) .*hash_ms=", host.read_log()), host.read_log()
+    # Listed alike without --yes, and nothing written.
+    r = db_tag(postgres, host.key_file)
+    assert r.returncode == 1 and "would be tagged" not in r.stdout, r.stdout + r.stderr
+    assert sum(line.startswith((f"{alice}: ", f"{dave}: ")) for line in r.stdout.splitlines()) == 2, r.stdout
+    assert credential(postgres, alice) == copied
+    # An administrator re-enrolls the users whose rows were copied onto.
+    host.enroll(alice, OTHER)
+    assert verify(host, alice, OTHER) == "OK" and verify(host, alice, RIGHT) != "OK"
+
+
+def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, postgres, make_users):
+    """Once every row carries its tag, an untagged row is one somebody wrote without
+    the key. The database records under the fleet's key that the tags were done: a
+    new fleet from its start, an older one at its first `db tag --yes`. A later
+    `--yes` that would tag a row is refused, and so it is when the record was written
+    without the key; `--again-because REASON` tags again, and says why."""
+    (host,) = fleet(1)
+    alice, bob = make_users(2)
+    host.enroll(alice, RIGHT)
+    host.enroll(bob, OTHER)
+    strip_tag(postgres, bob)
+    stripped = credential(postgres, bob)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "records that the owner tags were done" in r.stderr and "--again-because" in r.stderr, r.stderr
+    assert credential(postgres, bob) == stripped
+    assert verify(host, bob, OTHER) != "OK"
+    # Listing is no write: it shows the row, and says a --yes would be refused.
+    r = db_tag(postgres, host.key_file)
+    assert f"{bob} (uid {pwd.getpwnam(bob).pw_uid}): would be tagged." in r.stdout, r.stdout + r.stderr
+    assert "--again-because" in r.stdout, r.stdout
+    # A record written without the key counts as one too.
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_check = 'written without the key'")
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "not made with the fleet's key" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
+    # A reason must say something.
+    r = db_tag(postgres, host.key_file, "--yes", "--again-because", " ")
+    assert r.returncode != 0 and "--again-because" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
+    # With one, the administrator takes the risk: the row is tagged and verifies.
+    reason = "patternlock_users restored from the backup of 24 November"
+    r = db_tag(postgres, host.key_file, "--yes", "--again-because", reason)
+    assert r.returncode == 0 and "Tagged 1 credential" in r.stdout, r.stdout + r.stderr
+    assert reason in r.stdout, r.stdout
+    assert verify(host, bob, OTHER) == "OK"
+    # ... and the record is the key's again: the next --yes is refused as the first was.
+    strip_tag(postgres, alice)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "records that the owner tags were done" in r.stderr, r.stdout + r.stderr
+
 def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, make_users):
     (alice,) = make_users(1)
     (shared_tmp / "files").mkdir()
@@ -417,11 +585,13 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
         fleet, postgres, shared_tmp, make_users):
     """Rows a fleet daemon wrote before owner tags never verify, and a daemon does
     not tag them on its own. `db tag` lists them, writes nothing without --yes, and
-    refuses another key; with --yes they verify again, with the uid the row names."""
+    refuses another key; with --yes they verify again, with the uid the row names.
+    The database is one of schema 2, as such a fleet's is when its hosts upgrade."""
     (host,) = fleet(1)
     alice, bob = make_users(2)
     host.enroll(alice, RIGHT)
     host.enroll(bob, OTHER)
+    as_a_fleet_of_schema_2(postgres, host)
     db(postgres, "UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '')")
     db(postgres, f"UPDATE patternlock_users SET uid = NULL WHERE user_name = '{bob}'")
     assert verify(host, alice, RIGHT) != "OK" and status(host, alice)["corrupt"] == "1"
@@ -457,11 +627,12 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     r = tag("--yes")
     assert r.returncode == 0 and "nothing to do" in r.stdout, r.stdout + r.stderr
     # A row whose credential cannot be read, and one whose uid is no uid: named,
-    # left alone, exit 1; the others are not held back.
+    # left alone, exit 1; the others are not held back. (The tags are recorded as
+    # done now: the administrator says why they tag again.)
     db(postgres, f"UPDATE patternlock_users SET credential = 'not a credential' WHERE user_name = '{alice}'")
     db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', ''), "
                  f"uid = 4294967296 WHERE user_name = '{bob}'")
-    r = tag("--yes")
+    r = tag("--yes", "--again-because", "the rows were restored from a backup")
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"{alice}: the credential is not a valid PHC string" in r.stdout, r.stdout
     assert f"{bob}: the database's uid 4294967296 is no uid" in r.stdout, r.stdout
