@@ -45,6 +45,8 @@ PACKAGES = sorted([
     # screenshots, typed keys, the screen read by OCR, the protocols listed
     "sway", "swaylock", "grim", "wtype", "tesseract-ocr", "tesseract-ocr-eng", "fonts-dejavu-core",
     "wayland-utils",
+    # a desktop of one colour, which a lock screen must never let show
+    "swaybg",
     # what patternlock-screen and the virtual-pointer driver (built on this
     # machine, run there unchanged) link
     "libwayland-client0", "libcairo2", "libxkbcommon0",
@@ -58,9 +60,12 @@ def root_name(packages=PACKAGES):
     return f"{SUITE}-{key}"
 
 
+@contextlib.contextmanager
 def root(packages=PACKAGES):
-    """The path of the cached Debian 13 root holding `packages`, made first if
-    it is not there (about two minutes)."""
+    """Yields the path of the cached Debian 13 root holding `packages`, made
+    first if it is not there (about two minutes). The root is in use (a shared
+    lock) until the block ends: roots of other package lists that no run is
+    using are removed once a new one is made."""
     if os.geteuid() != 0:
         skip_or_fail("making a Debian 13 root needs root")
     if shutil.which("mmdebstrap") is None:
@@ -70,26 +75,46 @@ def root(packages=PACKAGES):
     final = CACHE / name
     with open(CACHE / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same root: wait for it
-        if (final / "etc/os-release").exists():
-            return final
-        # Left by a build that was killed: never used, removed before the next try.
-        for stale in CACHE.glob(f"{name}.part-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        part = CACHE / f"{name}.part-{os.getpid()}"
-        started = time.monotonic()
-        r = subprocess.run(["mmdebstrap", "--quiet", "--variant=apt", "--include=" + ",".join(packages),
-                            SUITE, str(part)],
-                           capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
-        if r.returncode != 0:
-            shutil.rmtree(part, ignore_errors=True)
-            skip_or_fail(f"mmdebstrap could not make a Debian 13 root from Debian's mirror: {(r.stdout + r.stderr)[-2000:]}")
-        # A booted Debian system has no policy-rc.d (maintainer scripts may start
-        # services), and each boot gets its own machine-id.
-        (part / "usr/sbin/policy-rc.d").unlink(missing_ok=True)
-        (part / "etc/machine-id").write_text("")
-        os.rename(part, final)
-        print(f"\nmade the Debian 13 root {final} in {time.monotonic() - started:.0f} s")
-        return final
+        if not (final / "etc/os-release").exists():
+            make_root(final, packages)
+            prune(keep=name)
+        fcntl.flock(lock, fcntl.LOCK_SH)  # in use: not pruned by a run that makes another
+        yield final
+
+
+def make_root(final, packages):
+    # Left by a build that was killed: never used, removed before the next try.
+    for stale in CACHE.glob(f"{final.name}.part-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    part = CACHE / f"{final.name}.part-{os.getpid()}"
+    started = time.monotonic()
+    r = subprocess.run(["mmdebstrap", "--quiet", "--variant=apt", "--include=" + ",".join(packages),
+                        SUITE, str(part)],
+                       capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        shutil.rmtree(part, ignore_errors=True)
+        skip_or_fail(f"mmdebstrap could not make a Debian 13 root from Debian's mirror: {(r.stdout + r.stderr)[-2000:]}")
+    # A booted Debian system has no policy-rc.d (maintainer scripts may start
+    # services), and each boot gets its own machine-id.
+    (part / "usr/sbin/policy-rc.d").unlink(missing_ok=True)
+    (part / "etc/machine-id").write_text("")
+    os.rename(part, final)
+    print(f"\nmade the Debian 13 root {final} in {time.monotonic() - started:.0f} s")
+
+
+def prune(keep):
+    """Removes the roots of other package lists that no run holds."""
+    for lock_path in CACHE.glob(f"{SUITE}-*.lock"):
+        name = lock_path.name.removesuffix(".lock")
+        if name == keep:
+            continue
+        with open(lock_path, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(CACHE / name, ignore_errors=True)
+            lock_path.unlink()
 
 
 class TrixieSystem(booted.ClientSystem):
@@ -111,8 +136,7 @@ def project_debs():
 def trixie_system(debs):
     """Yields a TrixieSystem booted from the cached root, with `debs` (paths of
     .deb packages) installed by apt-get and the patternlock profile enabled."""
-    lower = root()
-    with booted.boot(system_class=TrixieSystem, lower=lower) as system:
+    with root() as lower, booted.boot(system_class=TrixieSystem, lower=lower) as system:
         assert system.debian_version().startswith("13"), system.debian_version()
         # apt-get resolves the packages' dependencies from the root's own
         # (the booted container has no network).
