@@ -183,6 +183,11 @@ class Desk:
         return self.poll(lambda: self.rc(n) is not None and [self.rc(n)], f"command {n} to end: {self.out(n)}",
                          timeout)[0]
 
+    def swaymsg(self, command):
+        """A sway command through its IPC socket (sway sets SWAYSOCK only for
+        the programs it starts)."""
+        return self.as_user(f"SWAYSOCK=$(ls $XDG_RUNTIME_DIR/sway-ipc.*.sock | head -n 1) swaymsg {command}").stdout
+
     def pointer(self, width=None, height=None):
         p = VirtualPointer(self, width or self.size[0], height or self.size[1])
         self.pointers.append(p)

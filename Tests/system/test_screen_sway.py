@@ -301,7 +301,7 @@ def test_an_output_added_while_locked_gets_the_grid(screen):
     with Desk(screen.system, user, PASSWORD) as desk:
         lock = Lock(desk)
         lock.await_prompt("pattern")
-        desk.as_user("swaymsg create_output >/dev/null")
+        desk.swaymsg("create_output")
         desk.poll(lambda: lock.lines("output added name=HEADLESS-2"), "the locker to see HEADLESS-2")
 
         def second_grid():
