@@ -3,6 +3,8 @@
 with the host's python3 and no imaging library): grim's PPM read in, PNG
 written out, pixels compared, and the 3x3 grid's dots found on the screen
 without being told where the locker draws them."""
+import collections
+import itertools
 import struct
 import zlib
 
@@ -51,15 +53,13 @@ class Image:
 
     def colours(self):
         """{(r, g, b): how many pixels}."""
-        counts = {}
-        for i in range(0, len(self.rgb), 3):
-            c = self.rgb[i:i + 3]
-            counts[c] = counts.get(c, 0) + 1
+        counts = collections.Counter(self.rgb[i:i + 3] for i in range(0, len(self.rgb), 3))
         return {tuple(c): n for c, n in counts.items()}
 
     def background(self):
-        """The colour of most pixels."""
-        return max(self.colours().items(), key=lambda kv: kv[1])[0]
+        """The colour of most pixels (of one in 31, evenly spread)."""
+        counts = collections.Counter(self.rgb[i:i + 3] for i in range(0, len(self.rgb), 3 * 31))
+        return tuple(counts.most_common(1)[0][0])
 
     def around(self, x, y, radius=2):
         """The colours of the pixels within `radius` of (x, y)."""
@@ -71,9 +71,14 @@ class Image:
         holds: a list of (count, min_x, min_y, max_x, max_y)."""
         w, h, rgb = self.width, self.height, self.rgb
         ink = bytearray(w * h)
-        for p in range(w * h):
-            if is_ink(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]):
-                ink[p] = 1
+        plain = bytes(self.background()) * w
+        for y in range(h):
+            row = rgb[3 * w * y:3 * w * (y + 1)]
+            if row == plain:  # most rows: nothing drawn on them
+                continue
+            for x in range(w):
+                if is_ink(row[3 * x], row[3 * x + 1], row[3 * x + 2]):
+                    ink[w * y + x] = 1
         found = []
         for start in range(w * h):
             if not ink[start]:
@@ -117,25 +122,31 @@ def find_grid(image, tolerance=3):
         # A filled disc or a ring: about as wide as high, and not a speck.
         if w >= 6 and abs(w - h) <= max(2, w // 8) and count >= 0.25 * w * h:
             round_ones.append(((x0 + x1) / 2, (y0 + y1) / 2, w))
-    for cx, cy, size in sorted(round_ones, key=lambda b: b[2]):
+    for _, _, size in sorted(round_ones, key=lambda b: b[2]):
         same = [b for b in round_ones if abs(b[2] - size) <= tolerance]
         if len(same) < 9:
             continue
-        rows = cluster([b[1] for b in same], tolerance)
-        cols = cluster([b[0] for b in same], tolerance)
-        rows = [r for r in rows if sum(1 for b in same if abs(b[1] - r) <= tolerance) >= 3]
-        cols = [c for c in cols if sum(1 for b in same if abs(b[0] - c) <= tolerance) >= 3]
-        if len(rows) != 3 or len(cols) != 3:
-            continue
-        grid = {}
-        for i, r in enumerate(sorted(rows)):
-            for j, c in enumerate(sorted(cols)):
-                match = [b for b in same if abs(b[1] - r) <= tolerance and abs(b[0] - c) <= tolerance]
-                if len(match) != 1:
-                    break
-                grid[3 * i + j + 1] = (round(match[0][0]), round(match[0][1]))
-        if len(grid) == 9:
-            return grid
+        # Rows and columns of at least three: the grid's, and maybe a line of
+        # round letters (o, a, e) of the same size; the grid is the 3x3 of
+        # them spaced evenly, as wide apart as high.
+        rows = [r for r in cluster([b[1] for b in same], tolerance)
+                if sum(1 for b in same if abs(b[1] - r) <= tolerance) >= 3]
+        cols = [c for c in cluster([b[0] for b in same], tolerance)
+                if sum(1 for b in same if abs(b[0] - c) <= tolerance) >= 3]
+        for rs in itertools.combinations(sorted(rows), 3):
+            for cs in itertools.combinations(sorted(cols), 3):
+                step = rs[1] - rs[0]
+                if not (abs(rs[2] - rs[1] - step) <= 2 * tolerance and abs(cs[1] - cs[0] - step) <= 2 * tolerance
+                        and abs(cs[2] - cs[1] - step) <= 2 * tolerance):
+                    continue
+                grid = {}
+                for i, r in enumerate(rs):
+                    for j, c in enumerate(cs):
+                        match = [b for b in same if abs(b[1] - r) <= tolerance and abs(b[0] - c) <= tolerance]
+                        if len(match) == 1:
+                            grid[3 * i + j + 1] = (round(match[0][0]), round(match[0][1]))
+                if len(grid) == 9:
+                    return grid
     return None
 
 

@@ -18,7 +18,7 @@ cat >"$dir/sway.cfg" <<EOF
 output HEADLESS-1 resolution $size
 output * bg #00aa00 solid_color
 EOF
-WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman sway -d -c "$dir/sway.cfg" \
+WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman sway -c "$dir/sway.cfg" \
     >"$dir/sway.log" 2>&1 </dev/null &
 server=$!
 export WAYLAND_DISPLAY=wayland-1

@@ -98,21 +98,35 @@ class Lock:
     def rc(self):
         return self.desk.rc(self.n)
 
-    def prompts(self, kind):
-        return len(self.lines(f"prompt kind={kind}"))
+    def mark(self):
+        """Where the log is now: await() looks only at what comes after."""
+        return len(self.log())
 
-    def await_prompt(self, kind, count=1, timeout=30):
-        """Waits until the locker has been asked `count` times for a `kind`."""
-        self.desk.poll(lambda: self.prompts(kind) >= count or self.rc() is not None,
-                       f"prompt kind={kind} number {count}", timeout)
+    def await_line(self, prefix, since=0, timeout=30):
+        """Waits for a --debug line starting with prefix after the mark `since`."""
+        def seen():
+            return any(line.startswith(DEBUG + prefix) for line in self.log()[since:].splitlines())
+        self.desk.poll(lambda: seen() or self.rc() is not None, f"'{prefix}' from {LOCKER}", timeout)
         assert self.rc() is None, f"{LOCKER} ended with status {self.rc()}: {self.log()}"
 
-    def grid(self):
-        """The dots' centres on the screen now, and the screenshot."""
-        image = self.desk.screen("HEADLESS-1")
-        grid = find_grid(image)
-        assert grid is not None, f"no 3x3 grid on the screen; saved as {self.desk.save(image, 'no-grid')}"
-        return grid, image
+    def await_prompt(self, kind, since=0):
+        """Waits until the locker shows its `kind` prompt (pattern: the grid;
+        password: the password field)."""
+        self.await_line(f"prompt kind={kind}", since)
+
+    def grid(self, timeout=10):
+        """The dots' centres on the screen, once the grid shows, and the screenshot."""
+        shots = []
+
+        def found():
+            shots.append(self.desk.screen("HEADLESS-1"))
+            return find_grid(shots[-1])
+        try:
+            grid = self.desk.poll(found, "the grid on the screen", timeout, every=0.2)
+        except AssertionError:
+            raise AssertionError(f"no 3x3 grid on the screen; saved as {self.desk.save(shots[-1], 'no-grid')}") \
+                from None
+        return grid, shots[-1]
 
     def unlocked(self, timeout=30):
         rc = self.desk.ended(self.n, timeout)
@@ -212,6 +226,7 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
         lock = Lock(desk)
         lock.await_prompt("pattern")
         grid, idle = lock.grid()
+        mark = lock.mark()
         red = wrong_pattern(desk, lock, grid, 1, shot="wrong-red")
         # The dots not drawn stay as they were.
         assert not [d for d in range(1, 10) if d not in drawn(WRONG) and any(is_red(c) for c in red.around(*grid[d], 2))]
@@ -221,7 +236,7 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
         assert screen.results(user) == ["FAIL,remaining=4"]
         assert any("4 attempts left" in m for m in lock.lines("message ")), lock.log()
         # pam_unix asks next: the password field, which the password answers.
-        lock.await_prompt("password")
+        lock.await_prompt("password", since=mark)
         desk.type_secret(PASSWORD)
         lock.unlocked()
     assert screen.results(user) == ["FAIL,remaining=4"], "the password reached the daemon"
@@ -231,15 +246,18 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
     user = screen.user("plscr", PASSWORD, pattern=PATTERN)
     with Desk(screen.system, user, PASSWORD) as desk:
         lock = Lock(desk)
+        lock.await_prompt("pattern")
         for n in range(1, 6):
-            lock.await_prompt("pattern", count=n)
             grid, _ = lock.grid()
+            mark = lock.mark()
             wrong_pattern(desk, lock, grid, n)
-            lock.await_prompt("password", count=n)
+            lock.await_prompt("password", since=mark)
             if n < 5:
                 # A wrong password ends this attempt (pam_unix refuses it, never
                 # the daemon) and the next one asks for a pattern again.
+                mark = lock.mark()
                 desk.type_secret(WRONG_PASSWORD)
+                lock.await_line("attempt result=failure", since=mark)
         assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
         text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
         desk.save(image, "now-locked")
