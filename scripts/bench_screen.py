@@ -106,6 +106,7 @@ class Bench:
 
     def drawing(self):
         """Motion to commit latencies (ms) over a long drag, from WAYLAND_DEBUG."""
+        pointer = self.desk.pointer()  # before the locker: it asks for a wl_pointer when the seat has one
         n = self.desk.start("WAYLAND_DEBUG=client exec patternlock-screen -c 336699")
         self.desk.poll(lambda: "ext_session_lock_v1" in self.desk.out(n) and "locked()" in self.desk.out(n),
                        "patternlock-screen locked")
@@ -113,7 +114,6 @@ class Bench:
         image = self.desk.screen("HEADLESS-1")
         grid = find_grid(image)
         assert grid is not None, "no grid on the screen"
-        pointer = self.desk.pointer()
         # Back and forth over the grid without reaching a dot twice: the first
         # dot, then many small steps around it and towards the next.
         pointer.move(*grid[1])

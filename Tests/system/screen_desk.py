@@ -188,10 +188,13 @@ class Desk:
         the programs it starts)."""
         return self.as_user(f"SWAYSOCK=$(ls $XDG_RUNTIME_DIR/sway-ipc.*.sock | head -n 1) swaymsg {command}").stdout
 
-    def pointer(self, width=None, height=None):
-        p = VirtualPointer(self, width or self.size[0], height or self.size[1])
-        self.pointers.append(p)
-        return p
+    def pointer(self):
+        """The desk's virtual pointer, made on first use. Make it before the
+        locker starts: a client asks for a wl_pointer only once the seat says it
+        has one, and a press sent before that reaches nobody."""
+        if not self.pointers:
+            self.pointers.append(VirtualPointer(self, *self.size))
+        return self.pointers[0]
 
     def type(self, *words):
         """wtype with these arguments (its keys go to whatever has the keyboard).

@@ -83,6 +83,7 @@ class Lock:
 
     def __init__(self, desk, *args):
         self.desk = desk
+        desk.pointer()  # the seat has a pointer before the locker starts
         self.n = desk.start(f"exec {LOCKER} --debug --color {COLOUR} {' '.join(args)}")
         desk.poll(lambda: f"{DEBUG}locked outputs=" in self.log() or self.rc() is not None,
                   "the compositor's locked event")
@@ -167,8 +168,7 @@ def test_the_right_pattern_dragged_across_the_dots_unlocks_and_the_path_lights_a
         path = drawn(PATTERN)
         assert path == [4, 5, 6, 1, 8, 3]
         shots = {}
-        pointer = desk.pointer()
-        pointer.drag([grid[int(d)] for d in PATTERN], before_release=lambda: shots.setdefault("mid", desk.screen()))
+        desk.pointer().drag([grid[int(d)] for d in PATTERN], before_release=lambda: shots.setdefault("mid", desk.screen()))
         mid = shots["mid"]
         desk.save(mid, "drawing")
         lit, others = lit_and_unlit(desk, idle, mid, grid, path)
@@ -189,8 +189,7 @@ def test_the_right_pattern_dragged_across_the_dots_unlocks_and_the_path_lights_a
 def wrong_pattern(desk, lock, grid, n, shot=None):
     """Draws WRONG (the n-th wrong one); returns the first screenshot in which
     its dots and lines are red."""
-    pointer = desk.pointers[0] if desk.pointers else desk.pointer()
-    pointer.drag([grid[int(d)] for d in WRONG])
+    desk.pointer().drag([grid[int(d)] for d in WRONG])
     path = drawn(WRONG)
     points = [grid[d] for d in path] + segment_midpoints(grid, path)
 
@@ -259,10 +258,18 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
                 desk.type_secret(WRONG_PASSWORD)
                 lock.await_line("attempt result=failure", since=mark)
         assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
+        # Once the red path has gone (about a second), the screen shows no grid,
+        # and the lock sentence whole.
+        def red_gone():
+            image = desk.screen("HEADLESS-1")
+            return image if not any(is_red(c) for d in drawn(WRONG) for c in image.around(*grid[d], 2)) else None
+        image = desk.poll(red_gone, "the red path to clear", timeout=10, every=0.2)
+        assert find_grid(image) is None, \
+            f"the grid is still on the screen of a locked pattern; saved as {desk.save(image, 'locked-grid')}"
         text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
         desk.save(image, "now-locked")
         assert f"Pattern unlock for {user} is now locked after 5 failed attempts" in text, text
-        assert find_grid(image) is None, "the grid is still on the screen of a locked pattern"
+        assert find_grid(image) is None, "the grid came back"
         before = screen.verify_lines(user)
         status = screen.system.run(f"patternlockd status {user}").stdout
         assert f"{user}: LOCKED since " in status, status
