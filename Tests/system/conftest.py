@@ -272,15 +272,22 @@ def client_system():
 
 
 @pytest.fixture(scope="session")
-def trixie_system():
+def project_debs():
+    """The .deb packages `make deb` makes, made once per run: {package name: path}."""
+    import trixie  # imports booted, which imports this module: not at the top
+
+    return trixie.project_debs()
+
+
+@pytest.fixture(scope="session")
+def trixie_system(project_debs):
     """One Debian 13 container booted with systemd for the whole run, from the
     root trixie.py keeps under /var/cache/patternlock-tests, with every package
     `make deb` made installed by apt-get and the pam-auth-update profile
     enabled. Its `debs` maps package names to the .deb files installed. Tests
     that use it create their own users."""
-    import trixie  # imports booted, which imports this module: not at the top
+    import trixie
 
-    debs = trixie.project_debs()
-    with trixie.trixie_system(debs.values()) as system:
-        system.debs = debs
+    with trixie.trixie_system(project_debs.values()) as system:
+        system.debs = project_debs
         yield system

@@ -140,8 +140,8 @@ def trixie_system(debs):
         assert system.debian_version().startswith("13"), system.debian_version()
         # apt-get resolves the packages' dependencies from the root's own
         # (the booted container has no network).
-        names = " ".join(f"./{p.name}" for p in debs)
-        system.ok(f"cd {BUILD} && apt-get install -y -q --no-install-recommends {names} 2>&1")
+        paths = " ".join(str(p) for p in debs)  # absolute: apt-get takes a path, not a package name
+        system.ok(f"apt-get install -y -q --no-install-recommends {paths} 2>&1")
         system.ok("pam-auth-update --enable patternlock")
         system.ok("patternlockd status >/dev/null")  # the socket starts the daemon
         assert system.ok("systemctl is-active patternlockd.service").strip() == "active"
