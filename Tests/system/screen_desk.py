@@ -113,9 +113,11 @@ class Desk:
     def __exit__(self, *exc):
         for p in self.pointers:
             p.close()
-        self.system.run(f"touch {self.dir}/quit; sleep 0.5; loginctl terminate-user {self.user}; "
-                        f"for i in $(seq 100); do loginctl show-user {self.user} >/dev/null 2>&1 || break; "
-                        "sleep 0.1; done")
+        # The session's programs end; logind keeps the user's manager for
+        # UserStopDelaySec (10 s) after, which no later test needs to wait for.
+        self.system.run(f"touch {self.dir}/quit; sleep 0.3; loginctl terminate-user {self.user}; "
+                        f"for i in $(seq 100); do pgrep -u {self.user} -x 'sway|swaylock|patternlock-scr|login' "
+                        ">/dev/null || break; sleep 0.1; done")
 
     def path(self, name):
         """Where a file of the desk's directory is, seen from this machine."""
