@@ -34,6 +34,7 @@ from screen_image import find_grid  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 IDLE = float(os.environ.get("BENCH_IDLE_SECONDS", "10"))
 SIZE = (1920, 1080)
+MOTIONS = int(os.environ.get("BENCH_MOTIONS", "400"))
 PASSWORD = "Bench-Scr33n-pass"
 PATTERN = "46183"
 LOCKERS = {"swaylock": "swaylock -c 336699", "patternlock-screen": "patternlock-screen -c 336699"}
@@ -119,18 +120,22 @@ class Bench:
         pointer.move(*grid[1])
         pointer.press()
         (x1, y1), (x2, y2) = grid[1], grid[5]
-        for i in range(400):
+        # One motion every 25 ms, more than a frame of the headless output's
+        # 60 Hz apart: each motion's frame is its own, not one of a burst the
+        # locker rightly draws once.
+        for i in range(MOTIONS):
             t = (i % 40) / 40 * 0.45
             pointer.send(f"move {round(x1 + (x2 - x1) * t)} {round(y1 + (y2 - y1) * t + (i % 2))}")
-            if i % 10 == 9:
-                pointer.sync()
-        pointer.sync()
+            pointer.sync()
+            time.sleep(0.025)
         time.sleep(0.5)
         pointer.release()
         self.desk.type_secret(PASSWORD)  # nothing counted: the drag never made a pattern
         assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
+        log = self.desk.out(n)
+        (ROOT / "build" / "bench-screen-wayland-debug.log").write_text(log)
         latencies, pending = [], None
-        for line in self.desk.out(n).splitlines():
+        for line in log.splitlines():
             m = re.match(r"\[\s*(\d+\.\d+)\]", line)
             if not m:
                 continue
@@ -144,6 +149,7 @@ class Bench:
 
 def main():
     build_vpointer()
+    only = os.environ.get("BENCH_SCREEN_ONLY", "")  # "drawing": the drawing figure alone
     debs = trixie.project_debs()
     if "patternlock-screen" not in debs:
         sys.exit("make deb made no patternlock-screen package, so there is nothing to compare with swaylock.")
@@ -152,12 +158,12 @@ def main():
         system.ok(f"patternlockd enroll {user}", input=f"{PATTERN}\n{PATTERN}\n")
         with Desk(system, user, PASSWORD, size=SIZE, shot_prefix="bench") as desk:
             bench = Bench(system, desk)
-            for locker in LOCKERS:
+            for locker in ([] if only == "drawing" else LOCKERS):
                 times = [bench.exec_to_locked(locker) for _ in range(ROUNDS)]
                 figure(f"{locker} exec to locked (-f returns), {SIZE[0]}x{SIZE[1]}",
                        f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, max {max(times):.1f}, "
                        f"{ROUNDS} runs)")
-            for locker in LOCKERS:
+            for locker in ([] if only == "drawing" else LOCKERS):
                 wakeups, (rss, private), child = bench.idle_and_memory(locker)
                 figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
                        f"locker resident {rss / 1024:.1f} MB, private {private / 1024:.1f} MB; PAM child "
