@@ -225,6 +225,15 @@ def wrong_pattern(desk, lock, grid, n, shot=None):
     return image
 
 
+def red_cleared(desk, grid):
+    """Waits until the wrong path's red has gone (about a second); returns
+    that screenshot."""
+    def cleared():
+        image = desk.screen("HEADLESS-1")
+        return image if not any(is_red(c) for d in drawn(WRONG) for c in image.around(*grid[d], 2)) else None
+    return desk.poll(cleared, "the red path to clear", timeout=10, every=0.2)
+
+
 def read_until(desk, pattern, what, timeout=15):
     """The text tesseract reads on the screen once it matches the regex."""
     found = {}
@@ -252,6 +261,8 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
         red = wrong_pattern(desk, lock, grid, 1, shot="wrong-red")
         # The dots not drawn stay as they were.
         assert not [d for d in range(1, 10) if d not in drawn(WRONG) and any(is_red(c) for c in red.around(*grid[d], 2))]
+        # The red clears; what the module said stays on the screen.
+        red_cleared(desk, grid)
         text, image = read_until(desk, r"4 attempts left", "the attempts left on the screen")
         desk.save(image, "wrong")
         assert "Wrong pattern" in text, text
@@ -281,12 +292,9 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
                 desk.type_secret(WRONG_PASSWORD)
                 lock.await_line("attempt result=failure", since=mark)
         assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
-        # Once the red path has gone (about a second), the screen shows no grid,
-        # and the lock sentence whole.
-        def red_gone():
-            image = desk.screen("HEADLESS-1")
-            return image if not any(is_red(c) for d in drawn(WRONG) for c in image.around(*grid[d], 2)) else None
-        image = desk.poll(red_gone, "the red path to clear", timeout=10, every=0.2)
+        # Once the red path has gone, the screen shows no grid, and the lock
+        # sentence whole.
+        image = red_cleared(desk, grid)
         assert find_grid(image) is None, \
             f"the grid is still on the screen of a locked pattern; saved as {desk.save(image, 'locked-grid')}"
         text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
