@@ -66,8 +66,9 @@ def container_leader(nspawn_pid):
 
 
 @contextlib.contextmanager
-def boot(prepare=None, system_class=BootedSystem):
-    """Yields a `system_class` for a freshly booted overlay of `/`; `prepare(merged)`
+def boot(prepare=None, system_class=BootedSystem, lower="/"):
+    """Yields a `system_class` for a freshly booted overlay of `lower` (this
+    machine's `/`, or another root such as trixie.py's Debian 13); `prepare(merged)`
     runs on the overlay before the boot."""
     if os.geteuid() != 0:
         skip_or_fail("booting a container needs root")
@@ -85,7 +86,7 @@ def boot(prepare=None, system_class=BootedSystem):
         for d in ("upper", "work", "merged"):
             (base / d).mkdir()
         if subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                           f"lowerdir=/,upperdir={base}/upper,workdir={base}/work", str(merged)]).returncode != 0:
+                           f"lowerdir={lower},upperdir={base}/upper,workdir={base}/work", str(merged)]).returncode != 0:
             skip_or_fail("cannot mount an overlay of / here")
         mounted.append(merged)
         machine_id = subprocess.run(["systemd-id128", "new"], capture_output=True, text=True).stdout.strip()

@@ -269,3 +269,25 @@ def client_system():
 
     with booted.client_system() as system:
         yield system
+
+
+@pytest.fixture(scope="session")
+def project_debs():
+    """The .deb packages `make deb` makes, made once per run: {package name: path}."""
+    import trixie  # imports booted, which imports this module: not at the top
+
+    return trixie.project_debs()
+
+
+@pytest.fixture(scope="session")
+def trixie_system(project_debs):
+    """One Debian 13 container booted with systemd for the whole run, from the
+    root trixie.py keeps under /var/cache/patternlock-tests, with every package
+    `make deb` made installed by apt-get and the pam-auth-update profile
+    enabled. Its `debs` maps package names to the .deb files installed. Tests
+    that use it create their own users."""
+    import trixie
+
+    with trixie.trixie_system(project_debs.values()) as system:
+        system.debs = project_debs
+        yield system

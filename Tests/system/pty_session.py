@@ -45,6 +45,12 @@ def main():
         try:
             chunk = os.read(fd, 4096)
         except OSError:
+            # EIO: no slave side is open. util-linux's login (Debian 13) hangs up
+            # its terminal (vhangup) and opens it again before it prompts: while
+            # the program runs, that is a pause, not the end.
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                time.sleep(0.05)
+                return True
             chunk = b""
         out.extend(chunk)
         return bool(chunk)

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""make bench-screen: patternlock-screen beside swaylock, in the same headless
+sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
+(Tests/system/trixie.py), inside a real local login session, in one run:
+
+- exec to locked: how long `LOCKER -f` takes to return (both daemonize once
+  the compositor said `locked`);
+- memory: resident size and private memory (Private_Clean + Private_Dirty of
+  /proc/PID/smaps_rollup) of the locker and of its PAM child;
+- idle: wake-ups (voluntary + involuntary context switches of every thread,
+  /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
+  with nothing happening;
+- drawing (patternlock-screen only: swaylock draws nothing for a pointer):
+  from a wl_pointer.motion the locker received to its next wl_surface.commit,
+  from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
+  WAYLAND_DEBUG's own printing is inside the figure: it is an upper bound.
+
+Figures are medians over ROUNDS runs. Nothing here passes or fails."""
+import os
+import pathlib
+import re
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests" / "system"))
+
+import trixie  # noqa: E402
+from screen_desk import Desk, build_vpointer  # noqa: E402
+from screen_image import find_grid  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+IDLE = float(os.environ.get("BENCH_IDLE_SECONDS", "10"))
+SIZE = (1920, 1080)
+MOTIONS = int(os.environ.get("BENCH_MOTIONS", "400"))
+PASSWORD = "Bench-Scr33n-pass"
+PATTERN = "46183"
+LOCKERS = {"swaylock": "swaylock -c 336699", "patternlock-screen": "patternlock-screen -c 336699"}
+
+
+def figure(name, text):
+    line = f"FIGURE {name}: {text}"
+    print(line, flush=True)
+    path = os.environ.get("PATTERNLOCK_FIGURES")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+def kib(status, field):
+    m = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
+    return int(m.group(1)) if m else 0
+
+
+class Bench:
+    def __init__(self, system, desk):
+        self.system, self.desk = system, desk
+
+    def sh(self, script):
+        return self.system.ok(script)
+
+    def children(self, pid):
+        out = self.system.run(f"cat /proc/{pid}/task/*/children 2>/dev/null").stdout
+        return [int(p) for p in out.split()]
+
+    def memory(self, pid):
+        status = self.sh(f"cat /proc/{pid}/status")
+        rollup = self.sh(f"cat /proc/{pid}/smaps_rollup")
+        return kib(status, "VmRSS"), kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty")
+
+    def switches(self, pids):
+        out = self.system.run(" ; ".join(f"cat /proc/{p}/task/*/status" for p in pids)).stdout
+        return sum(int(n) for n in re.findall(r"^(?:non)?voluntary_ctxt_switches:\s+(\d+)", out, re.M))
+
+    def unlock(self, n):
+        # swaylock takes the password from the keyboard; so does patternlock-screen
+        self.desk.type_secret(PASSWORD)
+        if n is not None:
+            assert self.desk.ended(n) == 0, self.desk.out(n)
+
+    def exec_to_locked(self, locker):
+        """Milliseconds from exec to `locker -f` returning (it forks once locked)."""
+        n = self.desk.start("t0=$(date +%s%N); " + LOCKERS[locker] + " -f; t1=$(date +%s%N); "
+                            "echo elapsed_ns=$((t1 - t0))")
+        assert self.desk.ended(n) == 0, self.desk.out(n)
+        ms = int(re.search(r"elapsed_ns=(\d+)", self.desk.out(n)).group(1)) / 1e6
+        name = locker[:15]
+        self.desk.wait(f"pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} running")
+        self.unlock(None)
+        self.desk.wait(f"! pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} gone after the unlock")
+        return ms
+
+    def idle_and_memory(self, locker):
+        n = self.desk.start("exec " + LOCKERS[locker])
+        time.sleep(1.5)  # locked, drawn, the PAM child waiting for an answer
+        pid = self.desk.pid(n)
+        pam = self.children(pid)
+        before = self.switches([pid, *pam])
+        time.sleep(IDLE)
+        wakeups = self.switches([pid, *pam]) - before
+        own = self.memory(pid)
+        child = [self.memory(p) for p in pam]
+        self.unlock(n)
+        return wakeups, own, child
+
+    def drawing(self):
+        """Motion to commit latencies (ms) over a long drag, from WAYLAND_DEBUG."""
+        pointer = self.desk.pointer()  # before the locker: it asks for a wl_pointer when the seat has one
+        n = self.desk.start("WAYLAND_DEBUG=client exec patternlock-screen -c 336699")
+        self.desk.poll(lambda: "ext_session_lock_v1" in self.desk.out(n) and "locked()" in self.desk.out(n),
+                       "patternlock-screen locked")
+        time.sleep(1)
+        image = self.desk.screen("HEADLESS-1")
+        grid = find_grid(image)
+        assert grid is not None, "no grid on the screen"
+        # Back and forth over the grid without reaching a dot twice: the first
+        # dot, then many small steps around it and towards the next.
+        pointer.move(*grid[1])
+        pointer.press()
+        (x1, y1), (x2, y2) = grid[1], grid[5]
+        # One motion every 25 ms, more than a frame of the headless output's
+        # 60 Hz apart: each motion's frame is its own, not one of a burst the
+        # locker rightly draws once.
+        for i in range(MOTIONS):
+            t = (i % 40) / 40 * 0.45
+            pointer.send(f"move {round(x1 + (x2 - x1) * t)} {round(y1 + (y2 - y1) * t + (i % 2))}")
+            pointer.sync()
+            time.sleep(0.025)
+        time.sleep(0.5)
+        pointer.release()
+        self.desk.type_secret(PASSWORD)  # nothing counted: the drag never made a pattern
+        assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
+        log = self.desk.out(n)
+        (ROOT / "build" / "bench-screen-wayland-debug.log").write_text(log)
+        latencies, pending = [], None
+        for line in log.splitlines():
+            m = re.match(r"\[\s*(\d+\.\d+)\]", line)
+            if not m:
+                continue
+            if re.search(r"wl_pointer#\d+\.motion\(", line) and " -> " not in line:
+                pending = pending if pending is not None else float(m.group(1))
+            elif pending is not None and re.search(r"-> wl_surface#\d+\.commit\(", line):
+                latencies.append(float(m.group(1)) - pending)
+                pending = None
+        return latencies
+
+
+def main():
+    build_vpointer()
+    only = os.environ.get("BENCH_SCREEN_ONLY", "")  # "drawing": the drawing figure alone
+    debs = trixie.project_debs()
+    if "patternlock-screen" not in debs:
+        sys.exit("make deb made no patternlock-screen package, so there is nothing to compare with swaylock.")
+    with trixie.trixie_system(debs.values()) as system:
+        user = system.add_user("plbench", PASSWORD)
+        system.ok(f"patternlockd enroll {user}", input=f"{PATTERN}\n{PATTERN}\n")
+        with Desk(system, user, PASSWORD, size=SIZE, shot_prefix="bench") as desk:
+            bench = Bench(system, desk)
+            for locker in ([] if only == "drawing" else LOCKERS):
+                times = [bench.exec_to_locked(locker) for _ in range(ROUNDS)]
+                figure(f"{locker} exec to locked (-f returns), {SIZE[0]}x{SIZE[1]}",
+                       f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, max {max(times):.1f}, "
+                       f"{ROUNDS} runs)")
+            for locker in ([] if only == "drawing" else LOCKERS):
+                wakeups, (rss, private), child = bench.idle_and_memory(locker)
+                figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
+                       f"locker resident {rss / 1024:.1f} MB, private {private / 1024:.1f} MB; PAM child "
+                       + ", ".join(f"resident {r / 1024:.1f} MB, private {p / 1024:.1f} MB" for r, p in child))
+                figure(f"{locker} idle wake-ups over {IDLE:.0f} s", f"{wakeups} (locker and PAM child, all threads)")
+            latencies = sorted(bench.drawing())
+            if latencies:
+                p50 = latencies[len(latencies) // 2]
+                p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+                figure(f"patternlock-screen motion to commit at {SIZE[0]}x{SIZE[1]} (WAYLAND_DEBUG timestamps)",
+                       f"p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(latencies)} motion events")
+            else:
+                figure("patternlock-screen motion to commit", "no commit followed a motion event")
+
+
+if __name__ == "__main__":
+    main()
