@@ -53,6 +53,8 @@ extension PatternLockd {
                     if i > 0 { print("") }
                     guard case .status(let s) = reply else {
                         let error = failure(for: reply, user: u)
+                        // One user asked for: the error is the whole answer, said once (by `fail`).
+                        if users.count == 1 { throw error }
                         print("\(Self.escaped(u)): \(error.description)")
                         if firstError == nil { firstError = error }
                         continue
@@ -61,7 +63,8 @@ extension PatternLockd {
                     anyLocked = anyLocked || s.locked
                     notEnrolled = !s.enrolled
                 }
-                if let firstError { throw firstError }
+                // Each failure is already in its user's block; the status says which kind came first.
+                if let firstError { throw firstError.code.exitCode }
                 // For monitoring: a lock is worth an exit status, like faillock's users.
                 if anyLocked { throw Exit.locked.exitCode }
                 if user != nil && notEnrolled { throw Exit.notEnrolled.exitCode }

@@ -145,7 +145,7 @@ def test_each_package_holds_its_part(debs):
     multiarch = sh("dpkg-architecture", "-qDEB_HOST_MULTIARCH").stdout.strip()
     module = contents(debs["libpam-patternlock"])
     assert set(module) == {
-        f"/lib/{multiarch}/security/pam_patternlock.so",
+        f"/usr/lib/{multiarch}/security/pam_patternlock.so",
         "/usr/share/pam-configs/patternlock",
         "/usr/share/man/man8/pam_patternlock.8.gz",
         "/usr/share/doc/libpam-patternlock/pam.d-example",
@@ -157,7 +157,7 @@ def test_each_package_holds_its_part(debs):
     daemon = contents(debs["patternlockd"])
     assert daemon["/usr/sbin/patternlockd"] == "-rwxr-xr-x"
     assert daemon["/usr/bin/patternlockd"].startswith("l")
-    for path in ("/lib/systemd/system/patternlockd.service", "/lib/systemd/system/patternlockd.socket",
+    for path in ("/usr/lib/systemd/system/patternlockd.service", "/usr/lib/systemd/system/patternlockd.socket",
                  "/usr/share/man/man8/patternlockd.8.gz",
                  "/usr/share/bash-completion/completions/patternlockd",
                  "/usr/share/zsh/vendor-completions/_patternlockd",
@@ -165,6 +165,11 @@ def test_each_package_holds_its_part(debs):
                  "/usr/share/doc/patternlockd/SECURITY.md.gz", "/usr/share/doc/patternlockd/PROTOCOL.md.gz",
                  "/usr/share/polkit-1/actions/org.patternlock.policy", "/usr/lib/sysusers.d/patternlockd.conf"):
         assert path in daemon, f"{path} is not in the patternlockd package"
+    # Since the /usr merge every file lives under /usr (trixie's lintian calls /lib,
+    # /bin and /sbin aliased locations; dpkg cannot remove their directories).
+    for deb in debs.values():
+        aliased = [p for p in contents(deb) if p.split("/")[1] in ("lib", "lib32", "lib64", "libx32", "bin", "sbin")]
+        assert aliased == [], f"{deb.name} installs into an aliased location: {aliased}"
     fleet = contents(debs["patternlockd-postgresql"])
     assert set(fleet) == {
         "/usr/sbin/patternlockd-fleet",
@@ -178,7 +183,7 @@ def test_each_package_holds_its_part(debs):
 
 def test_the_packaged_unit_runs_the_packaged_daemon(debs, tmp_path):
     sh("dpkg-deb", "-x", str(debs["patternlockd"]), str(tmp_path))
-    service = (tmp_path / "lib/systemd/system/patternlockd.service").read_text()
+    service = (tmp_path / "usr/lib/systemd/system/patternlockd.service").read_text()
     assert re.search(r"^ExecStart=/usr/sbin/patternlockd serve ", service, re.M), service
     assert "/usr/local" not in service
 
@@ -304,7 +309,7 @@ def test_apt_installs_both_packages_and_systemd_runs_the_daemon(box):
     assert box.ok("ps -o uid= -C patternlockd").strip() not in ("", "0"), "the daemon must not run as root"
     # Installing changes nobody's login until the administrator says so.
     assert box.ok("grep -rl pam_patternlock /etc/pam.d || true").strip() == ""
-    assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
+    assert box.ok("ls /usr/lib/*/security/pam_patternlock.so").strip()
 
 
 def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):
@@ -312,6 +317,10 @@ def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):
     box.ok(f"patternlockd enroll {u}", input=f"{PATTERN}\n{PATTERN}\n")
     box.ok("pam-auth-update --enable patternlock")
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
+    # The line the README quotes is the one pam-auth-update writes (a jump count).
+    written = box.ok("grep pam_patternlock /etc/pam.d/common-auth").split()
+    quoted = re.search(r"`(auth \[[^`]*\] pam_patternlock\.so[^`]*)`", (ROOT / "README.md").read_text())
+    assert quoted and quoted.group(1).split() == written, (quoted and quoted.group(1), written)
 
     # su from an unprivileged user's local session: the grid, the pattern, a
     # shell as the user.
@@ -447,6 +456,51 @@ def test_the_readme_s_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgr
     box.ok(f"patternlockd verify {u}", input=PATTERN + "\n")
 
 
+def lib_layout_module_deb(box, version):
+    """libpam-patternlock as packages before the /usr merge of our files built it:
+    the same files, the module in /lib/MULTIARCH/security, at `version`."""
+    box.ok("rm -rf /tmp/liblayout && mkdir /tmp/liblayout && cd /tmp/liblayout && "
+           f"dpkg-deb -R {BUILD}/libpam-patternlock_*.deb pkg && "
+           "mkdir -p pkg/lib && mv pkg/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || "
+           "ls pkg/usr/lib | grep -- -linux-) pkg/lib/ && "
+           f"sed -i 's/^Version: .*/Version: {version}/' pkg/DEBIAN/control && "
+           "sed -i 's| usr/lib/| lib/|' pkg/DEBIAN/md5sums && "
+           "dpkg-deb --root-owner-group -b pkg old.deb >/dev/null")
+    assert box.ok("dpkg-deb -c /tmp/liblayout/old.deb | grep -c ' ./lib/.*/security/pam_patternlock.so$'").strip() == "1"
+    return "/tmp/liblayout/old.deb"
+
+
+def test_an_upgrade_from_the_lib_layout_keeps_the_module_present_at_every_moment(box):
+    """On a merged-/usr system /lib/M/security and /usr/lib/M/security are one
+    directory: a package that moves its file from the one name to the other must
+    not let dpkg delete the "old" name, which is the new file. A PAM stack that
+    names a missing module fails every login, so the module must never vanish,
+    not even for a moment, while the package is upgraded."""
+    u = box.user
+    module = box.ok("ls /usr/lib/*/security/pam_patternlock.so").strip()
+    old = lib_layout_module_deb(box, debian_version() + "~lib")
+    box.ok(f"apt-get install -y --allow-downgrades {old} 2>&1")
+    assert box.ok("dpkg -L libpam-patternlock | grep security/pam_patternlock.so").strip().startswith("/lib/")
+    box.ok(f"test -s {module}")
+    # A watcher that looks for the module as fast as a shell can, all through the upgrade.
+    box.ok("rm -f /tmp/watch.stop /tmp/watch.log /tmp/watch.count; "
+           f"nohup sh -c 'n=0; while [ ! -e /tmp/watch.stop ]; do [ -s {module} ] || echo missing >> /tmp/watch.log; "
+           "n=$((n+1)); done; echo $n > /tmp/watch.count' >/dev/null 2>&1 &")
+    out = box.ok(f"apt-get install -y {BUILD}/libpam-patternlock_*.deb 2>&1")
+    box.ok("touch /tmp/watch.stop; for i in $(seq 100); do [ -s /tmp/watch.count ] && break; sleep 0.1; done")
+    assert int(box.ok("cat /tmp/watch.count")) > 100, "the watcher did not run through the upgrade"
+    assert box.run("test -e /tmp/watch.log").returncode != 0, box.ok("sort /tmp/watch.log | uniq -c") + out
+    assert box.ok("dpkg-query -W -f='${Version}' libpam-patternlock") == debian_version()
+    assert box.ok("dpkg -L libpam-patternlock | grep security/pam_patternlock.so").strip().startswith("/usr/lib/")
+    box.ok(f"test -s {module}")
+    assert "not empty so not removed" not in out, out
+    # And the module still does its work: su in a local session takes the pattern.
+    out = box.session("su with a pattern after the upgrade from /lib", box.other, [[
+        ["send", f"su - {u} -c 'echo SU-OK $(id -un)'\n"], ["expect", PROMPT],
+        ["secret", PATTERN + "\n"], ["expect", f"SU-OK {u}"]]])
+    assert "Password" not in out.split("su - ", 1)[1], out
+
+
 def test_an_upgrade_keeps_the_key_and_the_patterns_and_restarts_the_daemon(box):
     u = box.user
     newer = debian_version() + "+upgrade1"
@@ -482,7 +536,7 @@ def test_remove_refuses_while_a_hand_written_pam_line_names_the_module(box):
     assert r.returncode != 0
     assert f"/etc/pam.d/{service}" in r.stdout and "Nothing was removed" in r.stdout, r.stdout
     # Refused before anything changed: the module, and the profile in common-auth.
-    assert box.ok("ls /lib/*/security/pam_patternlock.so").strip()
+    assert box.ok("ls /usr/lib/*/security/pam_patternlock.so").strip()
     assert box.ok("grep -c pam_patternlock /etc/pam.d/common-auth").strip() == "1"
     assert box.ok("dpkg-query -W -f='${Status}' libpam-patternlock") == "install ok installed"
     box.ok(f"rm /etc/pam.d/{service}")
@@ -492,7 +546,7 @@ def test_remove_takes_the_module_out_of_pam_first_and_passwords_still_work(box):
     u = box.user
     box.ok("apt-get remove -y " + " ".join(PACKAGES) + " 2>&1")
     assert box.ok("grep -rl pam_patternlock /etc/pam.d || true").strip() == ""
-    assert box.run("ls /lib/*/security/pam_patternlock.so").returncode != 0
+    assert box.run("ls /usr/lib/*/security/pam_patternlock.so").returncode != 0
     assert box.run("test -e /usr/sbin/patternlockd").returncode != 0
     assert box.run("systemctl is-active patternlockd.socket").stdout.strip() == "inactive"
     # Remove keeps the key and the patterns, for a reinstall.

@@ -233,6 +233,9 @@ def test_the_service_scores_2_0_or_lower_in_systemd_analyze_security():
     m = re.search(r"Overall exposure level for patternlockd\.service: (\d+\.\d+)", r.stdout)
     assert m, r.stdout + r.stderr
     assert float(m.group(1)) <= MAX_EXPOSURE, r.stdout
+    # The README gives the figure this command prints.
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"rates its exposure {m.group(1)} (SAFE)" in readme, m.group(1)
 
 
 def test_the_staged_units_verify(stage, tmp_path):
@@ -393,13 +396,25 @@ def test_the_man_page_describes_every_command_and_option():
             assert option in page, f"docs/patternlockd.8 does not describe `{command} {option}`"
 
 
-@pytest.mark.parametrize("page", ["patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8"])
+MAN_PAGES = sorted(p.name for p in (ROOT / "docs").glob("*.[1-8]"))
+
+
+def test_every_man_page_is_checked():
+    assert {"patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8"} <= set(MAN_PAGES), MAN_PAGES
+
+
+@pytest.mark.parametrize("page", MAN_PAGES)
 def test_the_man_pages_render_without_warnings(page):
     if shutil.which("groff") is None:
         skip_or_fail("groff is not installed")
     r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(ROOT / "docs" / page)],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", r.stderr
+    # groff 1.22 (Debian 12) passes a stray control byte silently; 1.23 (Debian 13)
+    # warns, and a reader sees "IUSERR" where \fIUSER\fR was meant.
+    for number, line in enumerate((ROOT / "docs" / page).read_bytes().splitlines(), 1):
+        stray = [b for b in line if b < 0x20 and b != 0x09]
+        assert not stray, f"docs/{page} line {number} holds control bytes {stray}: {line!r}"
 
 
 # ---- make demo ---------------------------------------------------------------------

@@ -239,6 +239,16 @@ def test_status_exit_status_from_column_and_zone(daemon, user, make_users):
     assert daemon.cli("status", other).returncode == 0
 
 
+def test_status_of_another_user_says_permission_denied_once(daemon, user, make_users):
+    (other,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    r = daemon.cli("status", user, user=other)
+    assert r.returncode == 5, r.stdout + r.stderr
+    said = (r.stdout + r.stderr).strip().splitlines()
+    assert len(said) == 1, said
+    assert r.stdout == ""
+
+
 def test_lockouts_and_denials_are_warnings_in_the_journal(make_daemon, user, make_users, monkeypatch):
     monkeypatch.setenv("JOURNAL_STREAM", "8:12345")   # what systemd sets: priorities as <N>
     d = make_daemon()

@@ -11,7 +11,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from conftest import DAEMON, SYSTEM_PYTHON, parse_reply
+from conftest import DAEMON, ROOT, SYSTEM_PYTHON, parse_reply
 from pam_support import PAM_SUCCESS, on
 
 pytest_plugins = ["pam_support"]
@@ -349,3 +349,13 @@ def test_the_counts_script_regenerates_counts_from_an_artifact_file(tmp_path):
     assert keys.replace(",", " ").split() == ["2586", "14789"], keys  # 1.4.7.5 and 0.3.6.7.8, dots 1-9
     counts = [int(c) for c in re.search(r"counts: \[UInt8\] = \[\s*(.*?)\s*\]", text, re.S)[1].replace(",", " ").split()]
     assert len(counts) == 2 * 5 and sum(counts) == 4
+
+
+def test_the_readme_gives_the_share_patternlockd_policy_prints():
+    """The README's figure for 5 guesses against the policy is what the command
+    prints on the committed split, not a rounded mean of other splits."""
+    out = subprocess.run([str(DAEMON), "policy"], capture_output=True, text=True, check=True, timeout=120).stdout
+    row = re.search(r"^\s+5\s+([\d.]+) %\s+([\d.]+) %\s+([\d.]+) % \(", out, re.M)
+    assert row, out
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"5 guesses unlock {float(row.group(1)):.1f} % of people without it and {row.group(3)} % with it" in readme
