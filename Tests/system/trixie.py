@@ -50,6 +50,8 @@ PACKAGES = sorted([
     # what patternlock-screen and the virtual-pointer driver (built on this
     # machine, run there unchanged) link
     "libwayland-client0", "libcairo2", "libxkbcommon0",
+    # the packaging tests on the current stable: its lintian, and groff 1.23 for the man pages
+    "lintian", "groff-base", "man-db",
 ])
 # Part of the cache key: bump it when the way the root is made changes.
 RECIPE = "mmdebstrap --variant=apt --include, v1"
