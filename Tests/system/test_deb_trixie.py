@@ -40,10 +40,16 @@ def box13(project_debs):
         yield b
 
 
-def no_dpkg_warnings(out):
-    warnings = DPKG_WARNINGS.findall(out)
+def no_dpkg_warnings(out, allowed=()):
+    warnings = [w for w in DPKG_WARNINGS.findall(out) if w not in allowed]
     assert warnings == [], "\n".join(warnings)
     assert "not empty so not removed" not in out, out
+
+
+# Once, at the upgrade from the /lib layout: dpkg cannot remove the directories
+# the old package listed, since under the merged /usr they are the new ones.
+LIB_LAYOUT_LEFT = tuple(f"dpkg: warning: unable to delete old directory '{d}': Directory not empty"
+                        for d in ("/lib/x86_64-linux-gnu/security", "/lib/x86_64-linux-gnu"))
 
 
 def test_trixies_lintian_finds_no_error_and_no_warning(box13):
@@ -121,7 +127,7 @@ def test_an_upgrade_from_the_lib_layout_keeps_the_module_present_at_every_moment
     box13.ok("touch /tmp/watch.stop; for i in $(seq 100); do [ -s /tmp/watch.count ] && break; sleep 0.1; done")
     assert int(box13.ok("cat /tmp/watch.count")) > 100, "the watcher did not run through the upgrade"
     assert box13.run("test -e /tmp/watch.log").returncode != 0, box13.ok("sort /tmp/watch.log | uniq -c") + out
-    no_dpkg_warnings(out)
+    no_dpkg_warnings(out, allowed=LIB_LAYOUT_LEFT)
     assert box13.ok("dpkg -L libpam-patternlock | grep security/pam_patternlock.so").strip().startswith("/usr/lib/")
     box13.ok(f"test -s {module}")
     out = box13.session("sudo with a pattern after the upgrade from /lib", u, [[
