@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+
+/// Writes a line to stderr (fd 2) in one write: `patternlock-screen: ` and `text`.
+func say(_ text: String) {
+    var line = Array("patternlock-screen: \(text)\n".utf8)
+    var done = 0
+    while done < line.count {
+        let n = line.withUnsafeBytes { write(2, $0.baseAddress! + done, $0.count - done) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        done += n
+    }
+    line.removeAll()
+}
