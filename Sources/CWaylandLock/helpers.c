@@ -37,7 +37,8 @@ const struct wl_interface *pls_lock_manager_interface(void)
 
 int pls_shm_file(long size)
 {
-	int fd = memfd_create("patternlock-screen", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int fd = memfd_create("patternlock-screen",
+			      MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0)
 		return -1;
@@ -59,7 +60,7 @@ int pls_timerfd(void)
 
 int pls_timerfd_arm(int fd, long ms)
 {
-	struct itimerspec spec = { 0 };
+	struct itimerspec spec = {0};
 
 	spec.it_value.tv_sec = ms / 1000;
 	spec.it_value.tv_nsec = (ms % 1000) * 1000000L;

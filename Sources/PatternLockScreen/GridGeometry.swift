@@ -35,6 +35,11 @@ public struct Rect: Equatable, Sendable {
         return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// Whether `other` lies wholly inside this rectangle.
+    public func contains(_ other: Rect) -> Bool {
+        other.x >= x && other.y >= y && other.x + other.width <= x + width && other.y + other.height <= y + height
+    }
+
     /// The box around some points, grown by `margin` on every side.
     public static func around(_ points: [Point], margin: Double) -> Rect {
         guard let first = points.first else { return Rect(x: 0, y: 0, width: 0, height: 0) }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#if canImport(Glibc)
-    import Glibc
-#endif
 import CPatternLockShims
+import Glibc
 
 /// A typed password (or any typed answer) in one locked buffer of its own: kept
 /// out of swap (`mlock`), never copied into a `String`, wiped on every clear and
@@ -15,16 +13,12 @@ public final class SecretField: @unchecked Sendable {
     public init() {
         storage = .allocate(capacity: Self.capacity)
         storage.initialize(repeating: 0)
-        #if canImport(Glibc)
-            if let base = storage.baseAddress { _ = mlock(base, Self.capacity) }
-        #endif
+        if let base = storage.baseAddress { _ = mlock(base, Self.capacity) }
     }
 
     deinit {
         clear()
-        #if canImport(Glibc)
-            if let base = storage.baseAddress { _ = munlock(base, Self.capacity) }
-        #endif
+        if let base = storage.baseAddress { _ = munlock(base, Self.capacity) }
         storage.deallocate()
     }
 

@@ -119,8 +119,9 @@ final class PamAttempt {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("patternlock-screen"), strdup(pamChildWord), nil]
         defer { argv.forEach { free($0) } }
-        let pidfd = argv.withUnsafeBufferPointer { a in
-            pl_spawn("/proc/self/exe", a.baseAddress!, environ, -1, -1, -1, fds[1], &pid)
+        let pidfd = argv.withUnsafeBufferPointer { a -> Int32 in
+            guard let base = a.baseAddress else { return -1 }
+            return pl_spawn("/proc/self/exe", base, environ, -1, -1, -1, fds[1], &pid)
         }
         guard pidfd >= 0 else {
             close(fds[0])
@@ -146,7 +147,7 @@ final class PamAttempt {
             buffer[0] = PamMessage.answerTag
             let n = body(UnsafeMutableBufferPointer(rebasing: buffer[1...]))
             _ = pls_send(socket, buffer.baseAddress, UInt(n + 1))
-            pl_wipe(buffer.baseAddress!, buffer.count)
+            if let base = buffer.baseAddress { pl_wipe(base, buffer.count) }
         }
     }
 

@@ -65,6 +65,14 @@ struct Renderer {
         cairo_rectangle(cr, clip.x, clip.y, clip.width, clip.height)
         cairo_clip(cr)
         paintBackground(cr, layout: layout)
+        // A motion's damage lies within the grid: no text there to draw again.
+        let g = layout.grid
+        let gridBox = Rect(x: g.origin.x, y: g.origin.y, width: g.side, height: g.side)
+        if state.showsGrid && !state.showsField && gridBox.contains(clip) {
+            drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
+            cairo_restore(cr)
+            return
+        }
         cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
         cairo_set_font_size(cr, ScreenLayout.nameSize)
         set(cr, Self.text)

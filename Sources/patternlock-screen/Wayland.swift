@@ -62,7 +62,6 @@ final class Output {
     var height = 0
     var layout: ScreenLayout?
     var buffers: [ShmBuffer] = []
-    var frameCallback: OpaquePointer?
     /// Something changed that is not drawn yet.
     var dirty = false
 
@@ -74,8 +73,8 @@ final class Output {
     /// Marks `rect` (nil: everything) as changed in every buffer.
     func invalidate(_ rect: Rect?) {
         for b in buffers {
+            // nil stays nil: that buffer is to be drawn whole anyway.
             if let rect, let s = b.stale { b.stale = s.union(rect) } else { b.stale = nil }
-            if rect == nil { b.stale = nil }
         }
         dirty = true
     }
@@ -125,8 +124,11 @@ final class App {
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    /// The App a listener's `data` points to: every listener is added with `opaque`,
+    /// so it is never nil (a nil would be a bug of this file: stop there).
     static func from(_ data: UnsafeMutableRawPointer?) -> App {
-        Unmanaged<App>.fromOpaque(data!).takeUnretainedValue()
+        guard let data else { fatalError("a Wayland listener without its App") }
+        return Unmanaged<App>.fromOpaque(data).takeUnretainedValue()
     }
 
     func debug(_ line: String) {
@@ -150,9 +152,10 @@ final class App {
         let l = UnsafeMutablePointer<wl_buffer_listener>.allocate(capacity: 1)
         l.initialize(to: wl_buffer_listener())
         l.pointee.release = { data, _ in
-            let b = Unmanaged<ShmBuffer>.fromOpaque(data!).takeUnretainedValue()
-            b.busy = false
+            guard let data else { return }
+            Unmanaged<ShmBuffer>.fromOpaque(data).takeUnretainedValue().busy = false
         }
+        // A change that found both buffers busy is drawn by the loop after this release.
         return l
     }()
 
@@ -188,13 +191,6 @@ final class App {
         return l
     }()
 
-    nonisolated(unsafe) static let frameListener: UnsafeMutablePointer<wl_callback_listener> = {
-        let l = UnsafeMutablePointer<wl_callback_listener>.allocate(capacity: 1)
-        l.initialize(to: wl_callback_listener())
-        l.pointee.done = { data, callback, _ in App.from(data).frameDone(callback) }
-        return l
-    }()
-
     nonisolated(unsafe) static let seatListener: UnsafeMutablePointer<wl_seat_listener> = {
         let l = UnsafeMutablePointer<wl_seat_listener>.allocate(capacity: 1)
         l.initialize(to: wl_seat_listener())
@@ -206,8 +202,8 @@ final class App {
     nonisolated(unsafe) static let pointerListener: UnsafeMutablePointer<wl_pointer_listener> = {
         let l = UnsafeMutablePointer<wl_pointer_listener>.allocate(capacity: 1)
         l.initialize(to: wl_pointer_listener())
-        l.pointee.enter = { data, _, _, surface, x, y in
-            App.from(data).pointerEnter(surface, x: wl_fixed_to_double(x), y: wl_fixed_to_double(y))
+        l.pointee.enter = { data, _, serial, surface, x, y in
+            App.from(data).pointerEnter(surface, serial: serial, x: wl_fixed_to_double(x), y: wl_fixed_to_double(y))
         }
         l.pointee.leave = { _, _, _, _ in }
         l.pointee.motion = { data, _, _, x, y in
@@ -287,7 +283,6 @@ final class App {
     func globalRemove(name: UInt32) {
         guard let i = outputs.firstIndex(where: { $0.globalName == name }) else { return }
         let o = outputs.remove(at: i)
-        if let cb = o.frameCallback { wl_callback_destroy(cb) }
         if let ls = o.lockSurface { ext_session_lock_surface_v1_destroy(ls) }
         if let s = o.surface { wl_surface_destroy(s) }
         o.buffers.forEach { $0.destroy() }
@@ -384,18 +379,14 @@ final class App {
         for o in outputs { o.invalidate(rect) }
     }
 
+    /// Draws every screen that changed, once per wake-up of the loop (all the
+    /// events that woke it are applied first). Not paced by frame callbacks: a
+    /// motion is drawn and committed at once, into whichever buffer the compositor
+    /// has released (wlroots copies a wl_shm buffer at commit and releases it),
+    /// so the line never lags a frame behind the finger; with nothing changing,
+    /// nothing is drawn and nothing wakes the loop.
     func drawDirty() {
-        for o in outputs where o.dirty && o.frameCallback == nil { draw(o) }
-    }
-
-    func frameDone(_ callback: OpaquePointer?) {
-        guard let o = outputs.first(where: { $0.frameCallback == callback }) else {
-            wl_callback_destroy(callback)
-            return
-        }
-        wl_callback_destroy(callback)
-        o.frameCallback = nil
-        if o.dirty { draw(o) }
+        for o in outputs where o.dirty { draw(o) }
     }
 
     func draw(_ o: Output) {
@@ -427,10 +418,6 @@ final class App {
         let x1 = min(pw, Int32(((clip.x + clip.width) * s).rounded(.up)))
         let y1 = min(ph, Int32(((clip.y + clip.height) * s).rounded(.up)))
         wl_surface_damage_buffer(surface, x0, y0, max(0, x1 - x0), max(0, y1 - y0))
-        if let cb = wl_surface_frame(surface) {
-            o.frameCallback = cb
-            wl_callback_add_listener(cb, App.frameListener, opaque)
-        }
         wl_surface_commit(surface)
         o.dirty = false
     }
@@ -481,10 +468,10 @@ final class App {
         run(effects)
     }
 
-    func pointerEnter(_ surface: OpaquePointer?, x: Double, y: Double) {
+    func pointerEnter(_ surface: OpaquePointer?, serial: UInt32, x: Double, y: Double) {
         pointerOutput = output(forSurface: surface)
         pointerAt = Point(x: x, y: y)
-        if let s = pointer { wl_pointer_set_cursor(s, 0, nil, 0, 0) }
+        // The compositor's cursor stays: a pointer user aims at the first dot with it.
     }
 
     func pointerMotion(x: Double, y: Double) {
@@ -557,7 +544,8 @@ final class App {
         guard let map = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return }
         defer { munmap(map, Int(size)) }
         let text = map.assumingMemoryBound(to: CChar.self)
-        guard let km = xkb_keymap_new_from_buffer(xkbContext, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS),
+        let length = strnlen(text, Int(size))
+        guard let km = xkb_keymap_new_from_buffer(xkbContext, text, length, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS),
             let st = xkb_state_new(km)
         else { return }
         if let s = xkbState { xkb_state_unref(s) }
@@ -604,7 +592,7 @@ final class App {
                 }
                 wipe(&bytes)
             }
-            buf.withUnsafeMutableBytes { pl_wipe($0.baseAddress!, $0.count) }
+            buf.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
         }
         guard let k else { return }
         let effects = state.key(k)

@@ -45,7 +45,9 @@ struct LockScreenTests {
         #expect(s.pamResult(success: true) == [.log("attempt result=success"), .unlock])
     }
 
-    @Test("a wrong pattern: the module's message, red, then pam_unix's prompt with the field and no grid; a tap goes back to the grid without answering it")
+    @Test(
+        "a wrong pattern: the module's message, red, then pam_unix's prompt with the field and no grid; a tap goes back to the grid without answering it"
+    )
     func wrongThenBack() throws {
         var s = screen()
         _ = s.pamPrompt(Self.patternPrompt, echo: false)

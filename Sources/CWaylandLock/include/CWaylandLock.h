@@ -34,8 +34,8 @@ int pls_fork(void);
    with MSG_NOSIGNAL; returns bytes sent or -1. */
 long pls_send(int fd, const void *buf, unsigned long len);
 
-/* Waits for pid without blocking: its status as pl_wait_exit says, or -2 when it
-   is still running, -1 with errno set. */
+/* Waits for pid without blocking: its status as pl_wait_exit says, or -2 when
+   it is still running, -1 with errno set. */
 int pls_reap(int pid);
 
 #endif
