@@ -70,6 +70,13 @@ public struct LockScreen: Sendable {
     /// The keys the dots are typed on (the option, or what the module's prompt names).
     public private(set) var layout: KeypadLayout
 
+    /// This attempt asked for the pattern: a password prompt after it may be left
+    /// for the grid (a new attempt), which the screen then offers.
+    public private(set) var patternAsked = false
+    /// What the screen offers under an empty password field after a pattern prompt.
+    public static let backHint = "Tap or press Escape to draw the pattern again."
+    public var showsBackHint: Bool { phase == .password && !flashing && patternAsked && field.isEmpty }
+
     private var pendingPattern: Pattern?
     private var passwordPending = false
     private var answeredPattern = false
@@ -101,6 +108,7 @@ public struct LockScreen: Sendable {
     /// A new PAM attempt (child) started.
     public mutating func attemptStarted() {
         attemptSpoke = false
+        patternAsked = false
         answeredPattern = false
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
     }
@@ -109,6 +117,7 @@ public struct LockScreen: Sendable {
         let kind = ModulePrompt(prompt: text)
         if case .pattern(let named, _) = kind {
             if let named { layout = named }
+            patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
             if passwordPending {

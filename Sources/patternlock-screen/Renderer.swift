@@ -85,6 +85,7 @@ struct Renderer {
             drawField(cr, layout: layout, state: state)
         }
         drawMessages(cr, layout: layout, state: state)
+        if state.showsBackHint { drawHint(cr, layout: layout) }
         cairo_restore(cr)
     }
 
@@ -204,6 +205,16 @@ struct Renderer {
                 y += ScreenLayout.fontSize * 1.4
             }
             y += ScreenLayout.fontSize * 0.4
+        }
+    }
+
+    private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
+        cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
+        cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
+        for (i, line) in wrap(LockScreen.backHint, width: layout.width - 2 * ScreenLayout.margin, measure: { measure(cr, $0) })
+            .enumerated()
+        {
+            centred(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)
         }
     }
 

@@ -60,6 +60,7 @@ struct LockScreenTests {
         s.flashEnded()
         #expect(!s.showsGrid && s.showsField && s.promptText == "Password: ")
         #expect(s.gesture.dots.isEmpty)
+        #expect(s.showsBackHint)
         // A drawn path cannot reach pam_unix: a tap on the empty field starts a new attempt.
         #expect(s.press(at: centre(1)) == [.restartAttempt])
         s.attemptStarted()
@@ -151,6 +152,7 @@ struct LockScreenTests {
         _ = s.pamPrompt("Password: ", echo: false)
         #expect(!s.flashing && !s.showsGrid && s.showsField)
         #expect(s.messages == [Self.locked])
+        #expect(!s.showsBackHint)  // the pattern was not asked for: no grid to go back to
         // A drawn path is impossible here: a tap on the empty field starts over.
         for b in "pw".utf8 { _ = s.key(.text([b])) }
         #expect(s.press(at: centre(5)).isEmpty)
