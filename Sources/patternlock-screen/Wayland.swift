@@ -393,10 +393,13 @@ final class App {
         guard let surface = o.surface, let layout = o.layout, let shm, o.width > 0 else { return }
         let pw = Int32(o.width) * o.scale
         let ph = Int32(o.height) * o.scale
-        if o.buffers.isEmpty {
-            for _ in 0..<2 {
-                if let b = ShmBuffer(shm: shm, width: pw, height: ph) { o.buffers.append(b) }
-            }
+        // A second buffer only when the compositor still holds the first: wlroots
+        // copies a wl_shm buffer at commit and releases it at once, so one full-screen
+        // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
+        if !o.buffers.contains(where: { !$0.busy }) && o.buffers.count < 2,
+            let b = ShmBuffer(shm: shm, width: pw, height: ph)
+        {
+            o.buffers.append(b)
         }
         guard let b = o.buffers.first(where: { !$0.busy }) else {
             o.dirty = true
