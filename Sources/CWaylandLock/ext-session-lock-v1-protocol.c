@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0 AND MIT
+// SPDX-License-Identifier: Apache-2.0 AND ISC
 // clang-format off
 // Generated from ext-session-lock-v1.xml by scripts/gen-wayland-protocols
 // (wayland-scanner); do not edit. Kept as wayland-scanner writes it.
