@@ -35,6 +35,21 @@ const struct wl_interface *pls_lock_manager_interface(void)
 	return &ext_session_lock_manager_v1_interface;
 }
 
+const struct wl_interface *pls_subcompositor_interface(void)
+{
+	return &wl_subcompositor_interface;
+}
+
+const struct wl_interface *pls_viewporter_interface(void)
+{
+	return &wp_viewporter_interface;
+}
+
+const struct wl_interface *pls_single_pixel_interface(void)
+{
+	return &wp_single_pixel_buffer_manager_v1_interface;
+}
+
 int pls_shm_file(long size)
 {
 	int fd = memfd_create("patternlock-screen",

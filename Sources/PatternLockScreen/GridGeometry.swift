@@ -35,6 +35,15 @@ public struct Rect: Equatable, Sendable {
         return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// The part both cover (empty when they do not meet).
+    public func intersection(_ other: Rect) -> Rect {
+        let x0 = max(x, other.x)
+        let y0 = max(y, other.y)
+        let x1 = min(x + width, other.x + other.width)
+        let y1 = min(y + height, other.y + other.height)
+        return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+
     /// Whether `other` lies wholly inside this rectangle.
     public func contains(_ other: Rect) -> Bool {
         other.x >= x && other.y >= y && other.x + other.width <= x + width && other.y + other.height <= y + height

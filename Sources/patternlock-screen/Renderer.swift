@@ -29,6 +29,22 @@ struct ScreenLayout {
     var lineWidth: Double { max(3, grid.spacing * 0.05) }
     /// How far drawing around a dot centre or a line point reaches.
     var reach: Double { litRadius + lineWidth + 3 }
+    /// Messages, prompts and the hint wrap to this width: at most 800 pixels less
+    /// the margins, so they stay readable on a wide screen and within `contentRect`.
+    var textWidth: Double { min(width, Self.contentCap) - 2 * Self.margin }
+    static let contentCap = 800.0
+
+    /// The part of the screen anything but the background is drawn in: what a
+    /// content subsurface covers when the compositor can show the background
+    /// itself (wp_single_pixel_buffer_manager_v1 and wp_viewporter), so that the
+    /// screen's buffers hold that part only. Whole logical pixels.
+    var contentRect: Rect {
+        let w = min(width, max(grid.side + 2 * Self.margin, Self.contentCap)).rounded(.down)
+        let x = ((width - w) / 2).rounded(.down)
+        let y = max(0, (nameBaseline - Self.nameSize - 12).rounded(.down))
+        return Rect(x: x, y: y, width: w, height: height - y)
+    }
+
     var fieldRect: Rect {
         let w = min(width - 2 * Self.margin, 420)
         return Rect(x: (width - w) / 2, y: grid.origin.y + grid.side * 0.45, width: w, height: 52)
@@ -161,7 +177,7 @@ struct Renderer {
         if let prompt = state.promptText, !state.showsGrid {
             set(cr, Self.text)
             var y = f.y - 16
-            let lines = wrap(prompt, width: layout.width - 2 * ScreenLayout.margin) { measure(cr, $0) }
+            let lines = wrap(prompt, width: layout.textWidth) { measure(cr, $0) }
             for line in lines.reversed() {
                 centred(cr, line, y: y, width: layout.width)
                 y -= ScreenLayout.fontSize * 1.4
@@ -197,7 +213,7 @@ struct Renderer {
         var y = layout.messagesTop + ScreenLayout.fontSize
         if state.showsField && state.showsGrid { y += layout.fieldRect.height + 16 }
         if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + ScreenLayout.fontSize }
-        let width = layout.width - 2 * ScreenLayout.margin
+        let width = layout.textWidth
         for text in texts {
             set(cr, state.flashing ? Self.error : Self.text)
             for line in wrap(text, width: width, measure: { measure(cr, $0) }) {
@@ -211,7 +227,7 @@ struct Renderer {
     private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
         cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
         cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
-        for (i, line) in wrap(LockScreen.backHint, width: layout.width - 2 * ScreenLayout.margin, measure: { measure(cr, $0) })
+        for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { measure(cr, $0) })
             .enumerated()
         {
             centred(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)

@@ -58,6 +58,16 @@ final class Output {
     var scale: Int32 = 1
     var surface: OpaquePointer?
     var lockSurface: OpaquePointer?
+    /// With a compositor that shows the background itself: the lock surface holds a
+    /// one-pixel buffer scaled to the screen (`viewport`, `background`), and a
+    /// subsurface at `origin` (`content`) the grid, the name and the messages.
+    var content: OpaquePointer?
+    var subsurface: OpaquePointer?
+    var viewport: OpaquePointer?
+    var background: OpaquePointer?
+    var origin = Point(x: 0, y: 0)
+    /// The surface the buffers go to.
+    var drawSurface: OpaquePointer? { content ?? surface }
     var width = 0
     var height = 0
     var layout: ScreenLayout?
@@ -89,6 +99,9 @@ final class App {
     var compositor: OpaquePointer?
     var shm: OpaquePointer?
     var lockManager: OpaquePointer?
+    var subcompositor: OpaquePointer?
+    var viewporter: OpaquePointer?
+    var singlePixel: OpaquePointer?
     var seat: OpaquePointer?
     var pointer: OpaquePointer?
     var touch: OpaquePointer?
@@ -106,6 +119,12 @@ final class App {
     /// The screen the pointer is on, and where on it.
     var pointerOutput: Output?
     var pointerAt = Point(x: 0, y: 0)
+    /// Where the surface with the pointer (or the first finger) sits on its screen.
+    var pointerOffset = Point(x: 0, y: 0)
+    var touchOffset = Point(x: 0, y: 0)
+    /// The background is the compositor's (a one-pixel buffer), the buffers hold
+    /// the content only: when it offers what that needs and no image is shown.
+    var compact: Bool { subcompositor != nil && viewporter != nil && singlePixel != nil && renderer.image == nil }
     /// The screen the current path is drawn on (pointer or first finger).
     var inputOutput: Output?
     let xkbContext: OpaquePointer?
@@ -263,6 +282,9 @@ final class App {
         case "wl_compositor": compositor = bind(pls_compositor_interface(), 4)
         case "wl_shm": shm = bind(pls_shm_interface(), 1)
         case "ext_session_lock_manager_v1": lockManager = bind(pls_lock_manager_interface(), 1)
+        case "wl_subcompositor": subcompositor = bind(pls_subcompositor_interface(), 1)
+        case "wp_viewporter": viewporter = bind(pls_viewporter_interface(), 1)
+        case "wp_single_pixel_buffer_manager_v1": singlePixel = bind(pls_single_pixel_interface(), 1)
         case "wl_seat":
             guard seat == nil, let s = bind(pls_seat_interface(), 5) else { return }
             seat = s
@@ -283,6 +305,10 @@ final class App {
     func globalRemove(name: UInt32) {
         guard let i = outputs.firstIndex(where: { $0.globalName == name }) else { return }
         let o = outputs.remove(at: i)
+        if let s = o.subsurface { wl_subsurface_destroy(s) }
+        if let s = o.content { wl_surface_destroy(s) }
+        if let v = o.viewport { wp_viewport_destroy(v) }
+        if let b = o.background { wl_buffer_destroy(b) }
         if let ls = o.lockSurface { ext_session_lock_surface_v1_destroy(ls) }
         if let s = o.surface { wl_surface_destroy(s) }
         o.buffers.forEach { $0.destroy() }
@@ -292,14 +318,23 @@ final class App {
     }
 
     func output(for wlOutput: OpaquePointer?) -> Output? { outputs.first { $0.output == wlOutput } }
-    func output(forSurface surface: OpaquePointer?) -> Output? { outputs.first { $0.surface == surface && surface != nil } }
+
+    /// The screen a surface of ours is on, and where that surface sits on it.
+    func locate(_ surface: OpaquePointer?) -> (Output, Point)? {
+        guard let surface else { return nil }
+        for o in outputs {
+            if o.surface == surface { return (o, Point(x: 0, y: 0)) }
+            if o.content == surface { return (o, o.origin) }
+        }
+        return nil
+    }
 
     func outputScale(_ wlOutput: OpaquePointer?, _ factor: Int32) {
         guard let o = output(for: wlOutput), factor >= 1, factor != o.scale else { return }
         o.scale = factor
         o.buffers.forEach { $0.destroy() }
         o.buffers = []
-        if let s = o.surface { wl_surface_set_buffer_scale(s, factor) }
+        if let s = o.drawSurface { wl_surface_set_buffer_scale(s, factor) }
         o.invalidate(nil)
     }
 
@@ -316,7 +351,26 @@ final class App {
     func makeLockSurface(_ o: Output) {
         guard let compositor, let lock, let surface = wl_compositor_create_surface(compositor) else { return }
         o.surface = surface
-        wl_surface_set_buffer_scale(surface, o.scale)
+        if compact, let subcompositor, let viewporter, let singlePixel,
+            let content = wl_compositor_create_surface(compositor),
+            let sub = wl_subcompositor_get_subsurface(subcompositor, content, surface)
+        {
+            o.content = content
+            o.subsurface = sub
+            wl_subsurface_set_desync(sub)
+            // Input goes to the lock surface itself: sway 1.10 gives pointer input to
+            // a lock surface only, never to its subsurfaces (seat_is_input_allowed).
+            if let empty = wl_compositor_create_region(compositor) {
+                wl_surface_set_input_region(content, empty)
+                wl_region_destroy(empty)
+            }
+            o.viewport = wp_viewporter_get_viewport(viewporter, surface)
+            let c = options.color
+            let channel = { (shift: UInt32) in (c >> shift & 0xFF) * 0x0101_0101 }
+            o.background = wp_single_pixel_buffer_manager_v1_create_u32_rgba_buffer(
+                singlePixel, channel(16), channel(8), channel(0), 0xFFFF_FFFF)
+        }
+        if let s = o.drawSurface { wl_surface_set_buffer_scale(s, o.scale) }
         guard let ls = ext_session_lock_v1_get_lock_surface(lock, surface, o.output) else { return }
         o.lockSurface = ls
         ext_session_lock_surface_v1_add_listener(ls, App.lockSurfaceListener, opaque)
@@ -362,7 +416,20 @@ final class App {
             o.buffers = []
         }
         o.invalidate(nil)
-        draw(o)
+        if let surface = o.surface, let viewport = o.viewport, let background = o.background, let sub = o.subsurface,
+            let layout = o.layout
+        {
+            let r = layout.contentRect
+            o.origin = Point(x: r.x, y: r.y)
+            wl_subsurface_set_position(sub, Int32(r.x), Int32(r.y))
+            wp_viewport_set_destination(viewport, Int32(width), Int32(height))
+            wl_surface_attach(surface, background, 0, 0)
+            wl_surface_damage_buffer(surface, 0, 0, 1, 1)
+            draw(o)
+            wl_surface_commit(surface)
+        } else {
+            draw(o)
+        }
     }
 
     func unlock() -> Never {
@@ -390,9 +457,11 @@ final class App {
     }
 
     func draw(_ o: Output) {
-        guard let surface = o.surface, let layout = o.layout, let shm, o.width > 0 else { return }
-        let pw = Int32(o.width) * o.scale
-        let ph = Int32(o.height) * o.scale
+        guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
+        let area =
+            o.content != nil ? layout.contentRect : Rect(x: 0, y: 0, width: Double(o.width), height: Double(o.height))
+        let pw = Int32(area.width) * o.scale
+        let ph = Int32(area.height) * o.scale
         // A second buffer only when the compositor still holds the first: wlroots
         // copies a wl_shm buffer at commit and releases it at once, so one full-screen
         // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
@@ -405,10 +474,11 @@ final class App {
             o.dirty = true
             return
         }
-        let full = Rect(x: 0, y: 0, width: layout.width, height: layout.height)
-        let clip = b.stale ?? full
+        // In screen coordinates, within the area the buffer covers.
+        let clip = (b.stale ?? area).intersection(area)
         guard let cr = cairo_create(b.cairo) else { return }
         cairo_scale(cr, Double(o.scale), Double(o.scale))
+        cairo_translate(cr, -area.x, -area.y)
         renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
         cairo_destroy(cr)
         cairo_surface_flush(b.cairo)
@@ -416,10 +486,10 @@ final class App {
         b.busy = true
         wl_surface_attach(surface, b.buffer, 0, 0)
         let s = Double(o.scale)
-        let x0 = max(0, Int32((clip.x * s).rounded(.down)))
-        let y0 = max(0, Int32((clip.y * s).rounded(.down)))
-        let x1 = min(pw, Int32(((clip.x + clip.width) * s).rounded(.up)))
-        let y1 = min(ph, Int32(((clip.y + clip.height) * s).rounded(.up)))
+        let x0 = max(0, Int32(((clip.x - area.x) * s).rounded(.down)))
+        let y0 = max(0, Int32(((clip.y - area.y) * s).rounded(.down)))
+        let x1 = min(pw, Int32(((clip.x - area.x + clip.width) * s).rounded(.up)))
+        let y1 = min(ph, Int32(((clip.y - area.y + clip.height) * s).rounded(.up)))
         wl_surface_damage_buffer(surface, x0, y0, max(0, x1 - x0), max(0, y1 - y0))
         wl_surface_commit(surface)
         o.dirty = false
@@ -441,7 +511,14 @@ final class App {
         return Rect.around(points, margin: layout.reach)
     }
 
+    /// A PAM child that could not be started is tried again at the next input:
+    /// the screen must never be left with no way to unlock.
+    func ensureAttempt() {
+        if locked && attempt == nil { startAttempt() }
+    }
+
     func pressed(on o: Output?, at p: Point, touch: Int32?) {
+        ensureAttempt()
         guard let o, let g = geometry(of: o) else { return }
         if !state.gesture.active { state.gesture.geometry = g }
         let effects = state.press(at: p, touch: touch)
@@ -472,13 +549,17 @@ final class App {
     }
 
     func pointerEnter(_ surface: OpaquePointer?, serial: UInt32, x: Double, y: Double) {
-        pointerOutput = output(forSurface: surface)
-        pointerAt = Point(x: x, y: y)
+        let found = locate(surface)
+        pointerOutput = found?.0
+        pointerOffset = found?.1 ?? Point(x: 0, y: 0)
+        pointerAt = Point(x: x + pointerOffset.x, y: y + pointerOffset.y)
+        // Crossing from the content to the background (or back) while drawing.
+        if inputOutput === pointerOutput, state.gesture.touchID == nil { moved(to: pointerAt, touch: nil) }
         // The compositor's cursor stays: a pointer user aims at the first dot with it.
     }
 
     func pointerMotion(x: Double, y: Double) {
-        pointerAt = Point(x: x, y: y)
+        pointerAt = Point(x: x + pointerOffset.x, y: y + pointerOffset.y)
         if inputOutput === pointerOutput, state.gesture.touchID == nil { moved(to: pointerAt, touch: nil) }
     }
 
@@ -493,12 +574,14 @@ final class App {
 
     func touchDown(_ surface: OpaquePointer?, id: Int32, x: Double, y: Double) {
         if state.gesture.active { return }  // the first finger only
-        pressed(on: output(forSurface: surface), at: Point(x: x, y: y), touch: id)
+        guard let (o, offset) = locate(surface) else { return }
+        touchOffset = offset
+        pressed(on: o, at: Point(x: x + offset.x, y: y + offset.y), touch: id)
     }
 
     func touchMotion(id: Int32, x: Double, y: Double) {
         guard state.gesture.touchID == id else { return }
-        moved(to: Point(x: x, y: y), touch: id)
+        moved(to: Point(x: x + touchOffset.x, y: y + touchOffset.y), touch: id)
     }
 
     func touchUp(id: Int32) {
@@ -598,6 +681,7 @@ final class App {
             buf.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
         }
         guard let k else { return }
+        ensureAttempt()
         let effects = state.key(k)
         invalidateAll()
         run(effects)

@@ -8,12 +8,17 @@
    behind _GNU_SOURCE. */
 #include <wayland-client.h>
 #include "ext-session-lock-v1-client-protocol.h"
+#include "single-pixel-buffer-v1-client-protocol.h"
+#include "viewporter-client-protocol.h"
 
 const struct wl_interface *pls_compositor_interface(void);
 const struct wl_interface *pls_shm_interface(void);
 const struct wl_interface *pls_seat_interface(void);
 const struct wl_interface *pls_output_interface(void);
 const struct wl_interface *pls_lock_manager_interface(void);
+const struct wl_interface *pls_subcompositor_interface(void);
+const struct wl_interface *pls_viewporter_interface(void);
+const struct wl_interface *pls_single_pixel_interface(void);
 
 /* An anonymous shared-memory file of size bytes (memfd_create, sealed against
    shrinking), close-on-exec; -1 with errno set. */
