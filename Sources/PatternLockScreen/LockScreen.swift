@@ -188,7 +188,8 @@ public struct LockScreen: Sendable {
         if answeredPattern {
             flashing = true
             effects.append(.startFlash)
-        } else if !attemptSpoke {
+        } else {
+            // A wrong password: pam_unix says nothing, the screen does.
             notice = Self.failedNotice
         }
         endAttempt()

@@ -159,6 +159,7 @@ struct LockScreenTests {
         #expect(s.key(.enter) == [.answerField])
         #expect(s.pamResult(success: false) == [.log("attempt result=failure"), .restartAttempt])
         #expect(s.field.isEmpty)
+        #expect(s.notice == LockScreen.failedNotice)
     }
 
     @Test("a pattern drawn before the prompt waits for it; a password prompt drops it")
