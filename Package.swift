@@ -6,6 +6,7 @@ let package = Package(
     name: "patternlock",
     products: [
         .executable(name: "patternlockd", targets: ["patternlockd"]),
+        .executable(name: "patternlock-screen", targets: ["patternlock-screen"]),
         .library(name: "PatternLock", targets: ["PatternLock"]),
     ],
     // Fleet mode (one PostgreSQL database for many hosts) needs SwiftNIO and
@@ -47,10 +48,29 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
+        // The lock screen's pure part: grid geometry, gesture tracking, the screen's
+        // state and PAM conversation, the message framing with its PAM child, text
+        // wrapping. No Wayland, cairo or xkb: unit-tested in Tests/PatternLockScreenTests.
+        .target(name: "PatternLockScreen", dependencies: ["PatternLock", "PatternLockWire", "CPatternLockShims"]),
+        // The lock screen's Wayland protocol code (wayland-scanner output, committed with
+        // scripts/gen-wayland-protocols) and the Linux calls Swift cannot spell.
+        .target(name: "CWaylandLock", linkerSettings: [.linkedLibrary("wayland-client")]),
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
+        .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
+        // loop and the PAM child (`make screen`; `make` does not build it).
+        .executableTarget(
+            name: "patternlock-screen",
+            dependencies: [
+                "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo",
+                "CXKBCommon", "CPamClient",
+            ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),
         .testTarget(name: "PatternLockTests", dependencies: ["PatternLock", "PatternLockWire"], exclude: ["Vectors"]),
         .testTarget(name: "PatternLockWireTests", dependencies: ["PatternLockWire", "PatternLock"]),
+        .testTarget(name: "PatternLockScreenTests", dependencies: ["PatternLockScreen", "PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.
         .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock"]),

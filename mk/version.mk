@@ -9,8 +9,9 @@
 version:
 	@sh scripts/version.sh
 
+# patternlock-screen carries the same file (its own target cannot share one).
 version-swift:
-	@sh scripts/version.sh swift | cmp -s - Sources/patternlockd/Version.swift || { \
-		sh scripts/version.sh swift > Sources/patternlockd/Version.swift.tmp && \
-		mv -f Sources/patternlockd/Version.swift.tmp Sources/patternlockd/Version.swift && \
-		echo "Version.swift: $$(sh scripts/version.sh)"; }
+	@for f in Sources/patternlockd/Version.swift Sources/patternlock-screen/Version.swift; do \
+		sh scripts/version.sh swift | cmp -s - $$f || { \
+		sh scripts/version.sh swift > $$f.tmp && mv -f $$f.tmp $$f && \
+		echo "$$f: $$(sh scripts/version.sh)"; }; done

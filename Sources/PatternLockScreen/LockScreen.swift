@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: Apache-2.0
+import PatternLock
+import PatternLockWire
+
+/// A key, as the keyboard edge reads it through xkbcommon.
+public enum Key: Equatable, Sendable {
+    /// One of the keys 1–9 (top row or numeric keypad), with the text it types.
+    case digit(Int, text: [UInt8])
+    /// Any other printable key: its UTF-8 text.
+    case text([UInt8])
+    case enter
+    case backspace
+    case escape
+}
+
+/// What the lock screen asks its edges to do after an event.
+public enum Effect: Equatable, Sendable {
+    /// Answer the PAM child's prompt with this pattern's digits.
+    case answerPattern(Pattern)
+    /// Answer it with the password field's bytes; the field is cleared after sending.
+    case answerField
+    /// Answer the pattern prompt with nothing (the module then asks no more and
+    /// counts nothing): the typed password waits for the next prompt.
+    case answerEmpty
+    /// End the PAM child's attempt (SIGKILL if it still runs) and start a new one.
+    case restartAttempt
+    /// Arm the timer that ends the red flash (`LockScreen.flashSeconds`).
+    case startFlash
+    /// PAM said yes: unlock the session.
+    case unlock
+    /// A line for `--debug` (never a secret).
+    case log(String)
+}
+
+/// The whole state of the lock screen: what is drawn comes from here only, and
+/// every input or PAM event is a call that changes it and says what to do.
+public struct LockScreen: Sendable {
+    public enum Phase: Equatable, Sendable {
+        /// A PAM attempt is starting; the grid shows and a drawn pattern waits for
+        /// the module's prompt.
+        case waiting
+        /// The module asked for the pattern.
+        case pattern
+        /// Another prompt (pam_unix's `Password: `): the field shows, not the grid.
+        case password
+        /// An answer is with PAM: input is ignored.
+        case checking
+    }
+
+    public static let flashSeconds = 1.0
+    public static let tooShortNotice = PatternError.tooShort(0).description
+    public static let failedNotice = "Not unlocked. Try again."
+
+    public var options: Options
+    public private(set) var phase: Phase = .waiting
+    public var gesture: GestureTracker
+    /// The path shows red (a wrong pattern), for `flashSeconds`.
+    public private(set) var flashing = false
+    /// PAM's messages of the latest attempt that said something, verbatim.
+    public private(set) var messages: [String] = []
+    /// What the screen says of its own (too short, not unlocked).
+    public private(set) var notice: String?
+    /// The prompt's own text, while a password prompt shows.
+    public private(set) var promptText: String?
+    public private(set) var promptEcho = false
+    /// The typed password (or other answer).
+    public let field = SecretField()
+    /// A printable key opened the field while the grid shows.
+    public private(set) var fieldOpen = false
+    /// The keys the dots are typed on (the option, or what the module's prompt names).
+    public private(set) var layout: KeypadLayout
+
+    /// This attempt asked for the pattern: a password prompt after it may be left
+    /// for the grid (a new attempt), which the screen then offers.
+    public private(set) var patternAsked = false
+    /// What the screen offers under an empty password field after a pattern prompt.
+    public static let backHint = "Tap or press Escape to draw the pattern again."
+    public var showsBackHint: Bool { phase == .password && !flashing && patternAsked && field.isEmpty }
+
+    private var pendingPattern: Pattern?
+    private var passwordPending = false
+    private var answeredPattern = false
+    private var attemptSpoke = false
+    private var typedKeys: [UInt8] = []
+
+    public struct Options: Sendable {
+        public var hidePath: Bool
+        public var layout: KeypadLayout
+        public init(hidePath: Bool = false, layout: KeypadLayout = .phone) {
+            self.hidePath = hidePath
+            self.layout = layout
+        }
+    }
+
+    public init(options: Options = Options(), geometry: GridGeometry) {
+        self.options = options
+        self.layout = options.layout
+        self.gesture = GestureTracker(geometry: geometry)
+    }
+
+    /// Whether the grid shows (the red flash of a wrong pattern included).
+    public var showsGrid: Bool { flashing || phase != .password }
+    /// Whether the password field shows.
+    public var showsField: Bool { !flashing && (phase == .password || fieldOpen) }
+
+    // MARK: PAM
+
+    /// A new PAM attempt (child) started.
+    public mutating func attemptStarted() {
+        attemptSpoke = false
+        patternAsked = false
+        answeredPattern = false
+        if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
+    }
+
+    public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
+        let kind = ModulePrompt(prompt: text)
+        if case .pattern(let named, _) = kind {
+            if let named { layout = named }
+            patternAsked = true
+            var effects: [Effect] = [.log("prompt kind=pattern")]
+            promptText = nil
+            if passwordPending {
+                phase = .checking
+                effects.append(.answerEmpty)
+            } else if let pattern = pendingPattern {
+                pendingPattern = nil
+                phase = .checking
+                answeredPattern = true
+                effects.append(.answerPattern(pattern))
+            } else {
+                phase = .pattern
+            }
+            return effects
+        }
+        var effects: [Effect] = [.log("prompt kind=password")]
+        pendingPattern = nil
+        promptText = text
+        promptEcho = echo
+        if passwordPending {
+            passwordPending = false
+            fieldOpen = false
+            phase = .checking
+            effects.append(.answerField)
+            return effects
+        }
+        phase = .password
+        fieldOpen = false
+        if answeredPattern {
+            // The module refused the pattern and PAM went on to the next module.
+            answeredPattern = false
+            flashing = true
+            effects.append(.startFlash)
+        } else if !gesture.active {
+            gesture.clear()
+            clearTypedKeys()
+        }
+        return effects
+    }
+
+    public mutating func pamInfo(_ text: String) -> [Effect] {
+        if let named = ModulePrompt.gridMessage(text) {
+            layout = named
+            return []
+        }
+        return show(text)
+    }
+
+    public mutating func pamError(_ text: String) -> [Effect] { show(text) }
+
+    private mutating func show(_ text: String) -> [Effect] {
+        if !attemptSpoke {
+            messages = []
+            attemptSpoke = true
+        }
+        messages.append(text)
+        notice = nil
+        return [.log("message \(text)")]
+    }
+
+    public mutating func pamResult(success: Bool) -> [Effect] {
+        var effects: [Effect] = [.log("attempt result=\(success ? "success" : "failure")")]
+        if success {
+            phase = .checking
+            effects.append(.unlock)
+            return effects
+        }
+        if answeredPattern {
+            flashing = true
+            effects.append(.startFlash)
+        } else {
+            // A wrong password: pam_unix says nothing, the screen does.
+            notice = Self.failedNotice
+        }
+        endAttempt()
+        effects.append(.restartAttempt)
+        return effects
+    }
+
+    /// The PAM child ended without a result (it crashed or was killed).
+    public mutating func pamLost() -> [Effect] {
+        endAttempt()
+        return [.restartAttempt]
+    }
+
+    private mutating func endAttempt() {
+        answeredPattern = false
+        passwordPending = false
+        pendingPattern = nil
+        promptText = nil
+        fieldOpen = false
+        field.clear()
+        phase = .waiting
+        if !flashing && !gesture.active {
+            gesture.clear()
+            clearTypedKeys()
+        }
+    }
+
+    /// The red flash is over.
+    public mutating func flashEnded() {
+        guard flashing else { return }
+        flashing = false
+        if !gesture.active { gesture.clear() }
+        clearTypedKeys()
+    }
+
+    // MARK: Pointer and touch
+
+    public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
+        switch phase {
+        case .checking: return []
+        case .password:
+            if flashing {
+                flashEnded()
+                return []
+            }
+            // Back to the grid without answering pam_unix: a new attempt.
+            guard field.isEmpty else { return [] }
+            endAttempt()
+            return [.restartAttempt]
+        case .waiting, .pattern:
+            if gesture.active { return [] }
+            if flashing { flashEnded() }
+            if fieldOpen {
+                guard field.isEmpty else { return [] }
+                fieldOpen = false
+            }
+            clearTypedKeys()
+            if gesture.press(at: p, touch: touch) { notice = nil }
+            return []
+        }
+    }
+
+    public mutating func move(to p: Point, touch: Int32? = nil) {
+        guard phase == .waiting || phase == .pattern else { return }
+        gesture.move(to: p, touch: touch)
+    }
+
+    public mutating func release(touch: Int32? = nil) -> [Effect] {
+        guard gesture.active, touch == gesture.touchID else { return [] }
+        guard phase == .waiting || phase == .pattern else {
+            gesture.clear()
+            return []
+        }
+        return submit(gesture.release(touch: touch))
+    }
+
+    /// Touch cancel (the compositor took the touch): the path clears.
+    public mutating func cancel() {
+        if gesture.active { gesture.clear() }
+    }
+
+    private mutating func submit(_ result: GestureResult) -> [Effect] {
+        switch result {
+        case .none:
+            gesture.clear()
+            return []
+        case .tooShort:
+            gesture.clear()
+            clearTypedKeys()
+            notice = Self.tooShortNotice
+            return [.log("too short")]
+        case .pattern(let pattern):
+            clearTypedKeys()
+            notice = nil
+            if phase == .pattern {
+                phase = .checking
+                answeredPattern = true
+                return [.answerPattern(pattern)]
+            }
+            pendingPattern = pattern
+            phase = .checking
+            return []
+        }
+    }
+
+    // MARK: Keyboard
+
+    public mutating func key(_ key: Key) -> [Effect] {
+        if phase == .checking { return [] }
+        if flashing {
+            flashEnded()
+        }
+        let typing = phase == .password || fieldOpen
+        switch key {
+        case .digit(let k, let text):
+            if typing {
+                field.append(text)
+                return []
+            }
+            if gesture.active { return [] }
+            // Kept as typed too: a later letter makes them a password's first characters.
+            gesture.type(dot: layout.dot(forKey: k))
+            typedKeys += text
+            notice = nil
+            return []
+        case .text(let bytes):
+            if typing {
+                field.append(bytes)
+                return []
+            }
+            if gesture.active { return [] }
+            // A password: the keys typed as dots so far were its first characters.
+            fieldOpen = true
+            field.clear()
+            field.append(typedKeys)
+            field.append(bytes)
+            clearTypedKeys()
+            gesture.clear()
+            return []
+        case .enter:
+            if phase == .password {
+                guard !field.isEmpty else { return [] }
+                phase = .checking
+                answeredPattern = false
+                return [.answerField]
+            }
+            if fieldOpen {
+                guard !field.isEmpty else { return [] }
+                passwordPending = true
+                if phase == .pattern {
+                    phase = .checking
+                    return [.answerEmpty]
+                }
+                phase = .checking
+                return []
+            }
+            if gesture.active || gesture.isEmpty { return [] }
+            return submit(gesture.finish())
+        case .backspace:
+            if typing {
+                field.deleteLast()
+            } else if !gesture.active {
+                gesture.clear()
+                clearTypedKeys()
+            }
+            return []
+        case .escape:
+            if phase == .password {
+                if field.isEmpty {
+                    endAttempt()
+                    return [.restartAttempt]
+                }
+                field.clear()
+            } else if fieldOpen {
+                field.clear()
+                fieldOpen = false
+            } else if !gesture.active {
+                gesture.clear()
+                clearTypedKeys()
+            }
+            return []
+        }
+    }
+
+    private mutating func clearTypedKeys() { wipe(&typedKeys) }
+}

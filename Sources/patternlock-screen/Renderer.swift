@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCairo
+import Glibc
+import PatternLockScreen
+
+/// Where things go on one screen (logical pixels): the grid in the middle, the
+/// user's name above it, the messages below, wrapped to the screen's width.
+struct ScreenLayout {
+    let width: Double
+    let height: Double
+    let grid: GridGeometry
+    static let margin = 40.0
+    static let fontSize = 22.0
+    static let nameSize = 28.0
+
+    init(width: Int, height: Int) {
+        self.width = Double(width)
+        self.height = Double(height)
+        let side = min(min(self.width, self.height) * 0.5, 480)
+        let x = (self.width - side) / 2
+        let y = (self.height - side) / 2 - self.height * 0.05
+        grid = GridGeometry(origin: Point(x: x, y: y), side: side)
+    }
+
+    var nameBaseline: Double { grid.origin.y - 24 }
+    var messagesTop: Double { grid.origin.y + grid.side + 24 }
+    var dotRadius: Double { max(4, grid.spacing * 0.08) }
+    var litRadius: Double { dotRadius * 1.7 }
+    var lineWidth: Double { max(3, grid.spacing * 0.05) }
+    /// How far drawing around a dot centre or a line point reaches.
+    var reach: Double { litRadius + lineWidth + 3 }
+    /// Messages, prompts and the hint wrap to this width: at most 800 pixels less
+    /// the margins, so they stay readable on a wide screen and within `contentRect`.
+    var textWidth: Double { min(width, Self.contentCap) - 2 * Self.margin }
+    static let contentCap = 800.0
+
+    /// The part of the screen anything but the background is drawn in: what a
+    /// content subsurface covers when the compositor can show the background
+    /// itself (wp_single_pixel_buffer_manager_v1 and wp_viewporter), so that the
+    /// screen's buffers hold that part only. Whole logical pixels.
+    var contentRect: Rect {
+        let w = min(width, max(grid.side + 2 * Self.margin, Self.contentCap)).rounded(.down)
+        let x = ((width - w) / 2).rounded(.down)
+        let y = max(0, (nameBaseline - Self.nameSize - 12).rounded(.down))
+        return Rect(x: x, y: y, width: w, height: height - y)
+    }
+
+    var fieldRect: Rect {
+        let w = min(width - 2 * Self.margin, 420)
+        return Rect(x: (width - w) / 2, y: grid.origin.y + grid.side * 0.45, width: w, height: 52)
+    }
+}
+
+struct RGB {
+    let r: Double
+    let g: Double
+    let b: Double
+    init(_ hex: UInt32) {
+        r = Double(hex >> 16 & 0xFF) / 255
+        g = Double(hex >> 8 & 0xFF) / 255
+        b = Double(hex & 0xFF) / 255
+    }
+}
+
+/// Draws one screen from the state; reads the state and never changes it.
+struct Renderer {
+    let background: RGB
+    /// The background image, scaled to fill (nil: the colour).
+    let image: OpaquePointer?
+    let user: String
+    static let dot = RGB(0xC8CCD4)
+    static let lit = RGB(0x4FC3F7)
+    static let wrong = RGB(0xE53935)
+    static let text = RGB(0xF2F3F5)
+    static let error = RGB(0xFF8A80)
+
+    /// Draws `clip` (logical pixels) of the screen into `cr`, which is scaled to
+    /// logical pixels already. `lineEnd`: where the finger is, on this screen only.
+    func draw(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen, showFinger: Bool, clip: Rect) {
+        cairo_save(cr)
+        cairo_rectangle(cr, clip.x, clip.y, clip.width, clip.height)
+        cairo_clip(cr)
+        paintBackground(cr, layout: layout)
+        // A motion's damage lies within the grid: no text there to draw again.
+        let g = layout.grid
+        let gridBox = Rect(x: g.origin.x, y: g.origin.y, width: g.side, height: g.side)
+        if state.showsGrid && !state.showsField && gridBox.contains(clip) {
+            drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
+            cairo_restore(cr)
+            return
+        }
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
+        cairo_set_font_size(cr, ScreenLayout.nameSize)
+        set(cr, Self.text)
+        centred(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+        if state.showsGrid {
+            drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
+        }
+        if state.showsField {
+            drawField(cr, layout: layout, state: state)
+        }
+        drawMessages(cr, layout: layout, state: state)
+        if state.showsBackHint { drawHint(cr, layout: layout) }
+        cairo_restore(cr)
+    }
+
+    private func paintBackground(_ cr: OpaquePointer, layout: ScreenLayout) {
+        if let image {
+            let iw = Double(cairo_image_surface_get_width(image))
+            let ih = Double(cairo_image_surface_get_height(image))
+            if iw > 0 && ih > 0 {
+                let s = max(layout.width / iw, layout.height / ih)
+                cairo_save(cr)
+                cairo_translate(cr, (layout.width - iw * s) / 2, (layout.height - ih * s) / 2)
+                cairo_scale(cr, s, s)
+                cairo_set_source_surface(cr, image, 0, 0)
+                cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+                cairo_paint(cr)
+                cairo_restore(cr)
+                // A veil, so white text stays readable on a light picture.
+                cairo_set_source_rgba(cr, 0, 0, 0, 0.35)
+                cairo_paint(cr)
+                return
+            }
+        }
+        cairo_save(cr)
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_set_source_rgb(cr, background.r, background.g, background.b)
+        cairo_paint(cr)
+        cairo_restore(cr)
+    }
+
+    private func drawGrid(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen, showFinger: Bool) {
+        let g = layout.grid
+        let path = state.gesture.dots
+        let hidden = state.options.hidePath && !state.flashing
+        let colour = state.flashing ? Self.wrong : Self.lit
+        if !hidden && !path.isEmpty && !(state.options.hidePath && state.flashing) {
+            set(cr, colour, alpha: 0.8)
+            cairo_set_line_width(cr, layout.lineWidth)
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            let first = g.center(of: path[0])
+            cairo_move_to(cr, first.x, first.y)
+            for dot in path.dropFirst() {
+                let c = g.center(of: dot)
+                cairo_line_to(cr, c.x, c.y)
+            }
+            if showFinger, let end = state.gesture.lineEnd {
+                cairo_line_to(cr, end.x, end.y)
+            }
+            cairo_stroke(cr)
+        }
+        var lit: UInt16 = 0
+        if !hidden || state.flashing { for d in path { lit |= 1 << d } }
+        for dot in 1...9 {
+            let c = g.center(of: dot)
+            if lit & (1 << dot) != 0 {
+                set(cr, colour, alpha: 0.3)
+                cairo_arc(cr, c.x, c.y, layout.litRadius, 0, 2 * .pi)
+                cairo_fill(cr)
+                set(cr, colour)
+                cairo_arc(cr, c.x, c.y, layout.dotRadius * 1.1, 0, 2 * .pi)
+                cairo_fill(cr)
+            } else {
+                set(cr, Self.dot)
+                cairo_arc(cr, c.x, c.y, layout.dotRadius, 0, 2 * .pi)
+                cairo_fill(cr)
+            }
+        }
+    }
+
+    private func drawField(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
+        let f = layout.fieldRect
+        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        if let prompt = state.promptText, !state.showsGrid {
+            set(cr, Self.text)
+            var y = f.y - 16
+            let lines = wrap(prompt, width: layout.textWidth) { measure(cr, $0) }
+            for line in lines.reversed() {
+                centred(cr, line, y: y, width: layout.width)
+                y -= ScreenLayout.fontSize * 1.4
+            }
+        }
+        // With the grid showing, the field goes under it.
+        let box = state.showsGrid ? Rect(x: f.x, y: layout.messagesTop, width: f.width, height: f.height) : f
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.12)
+        cairo_rectangle(cr, box.x, box.y, box.width, box.height)
+        cairo_fill(cr)
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.6)
+        cairo_set_line_width(cr, 2)
+        cairo_rectangle(cr, box.x + 1, box.y + 1, box.width - 2, box.height - 2)
+        cairo_stroke(cr)
+        let n = state.field.characters
+        set(cr, Self.text)
+        let r = 6.0
+        let step = 20.0
+        let shown = min(n, Int((box.width - 24) / step))
+        var x = box.x + (box.width - Double(shown) * step) / 2 + step / 2
+        for _ in 0..<shown {
+            cairo_arc(cr, x, box.y + box.height / 2, r, 0, 2 * .pi)
+            cairo_fill(cr)
+            x += step
+        }
+    }
+
+    private func drawMessages(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
+        var texts = state.messages
+        if let notice = state.notice { texts.append(notice) }
+        guard !texts.isEmpty else { return }
+        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        var y = layout.messagesTop + ScreenLayout.fontSize
+        if state.showsField && state.showsGrid { y += layout.fieldRect.height + 16 }
+        if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + ScreenLayout.fontSize }
+        let width = layout.textWidth
+        for text in texts {
+            set(cr, state.flashing ? Self.error : Self.text)
+            for line in wrap(text, width: width, measure: { measure(cr, $0) }) {
+                centred(cr, line, y: y, width: layout.width)
+                y += ScreenLayout.fontSize * 1.4
+            }
+            y += ScreenLayout.fontSize * 0.4
+        }
+    }
+
+    private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
+        cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
+        cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
+        for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { measure(cr, $0) })
+            .enumerated()
+        {
+            centred(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)
+        }
+    }
+
+    private func set(_ cr: OpaquePointer, _ c: RGB, alpha: Double = 1) {
+        cairo_set_source_rgba(cr, c.r, c.g, c.b, alpha)
+    }
+
+    private func measure(_ cr: OpaquePointer, _ s: String) -> Double {
+        var e = cairo_text_extents_t()
+        cairo_text_extents(cr, s, &e)
+        return e.x_advance
+    }
+
+    private func centred(_ cr: OpaquePointer, _ s: String, y: Double, width: Double) {
+        let w = measure(cr, s)
+        cairo_move_to(cr, ((width - w) / 2).rounded(), y.rounded())
+        cairo_show_text(cr, s)
+    }
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+import PatternLock
+import PatternLockWire
+import Testing
+
+@testable import PatternLockScreen
+
+/// The lock screen's state against scripted PAM conversations, as the module and
+/// pam_unix hold them (common-auth: pam_patternlock, then pam_unix).
+@Suite("The lock screen's state and its PAM conversation")
+struct LockScreenTests {
+    static let patternPrompt = "Pattern [123 456 789]: "
+    static let wrong = "Wrong pattern — 3 attempts left."
+    static let locked =
+        "Pattern unlock for alice is locked after 5 failed attempts. Ask an administrator to run: patternlockd reset alice"
+
+    func screen(_ options: LockScreen.Options = .init()) -> LockScreen {
+        var s = LockScreen(options: options, geometry: geometry)
+        s.attemptStarted()
+        return s
+    }
+
+    func draw(_ s: inout LockScreen, _ dots: [Int], touch: Int32? = nil) -> [Effect] {
+        var effects = s.press(at: centre(dots[0]), touch: touch)
+        for d in dots.dropFirst() { s.move(to: centre(d), touch: touch) }
+        effects += s.release(touch: touch)
+        return effects
+    }
+
+    func answers(_ effects: [Effect]) -> [Effect] {
+        effects.filter { if case .log = $0 { return false } else { return true } }
+    }
+
+    @Test("a drawn pattern answers the pattern prompt; success unlocks")
+    func drawnUnlocks() throws {
+        var s = screen()
+        #expect(s.pamPrompt(Self.patternPrompt, echo: false) == [.log("prompt kind=pattern")])
+        #expect(s.phase == .pattern && s.showsGrid && !s.showsField)
+        #expect(draw(&s, [1, 2, 3, 6]) == [.answerPattern(try Pattern(typed: "1236"))])
+        #expect(s.phase == .checking)
+        // Input is ignored while PAM checks.
+        #expect(s.press(at: centre(9)).isEmpty)
+        #expect(s.key(.digit(5, text: [0x35])).isEmpty)
+        #expect(s.gesture.dots == [1, 2, 3, 6])
+        #expect(s.pamResult(success: true) == [.log("attempt result=success"), .unlock])
+    }
+
+    @Test(
+        "a wrong pattern: the module's message, red, then pam_unix's prompt with the field and no grid; a tap goes back to the grid without answering it"
+    )
+    func wrongThenBack() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 5, 9, 6])
+        #expect(s.pamError(Self.wrong) == [.log("message \(Self.wrong)")])
+        let effects = s.pamPrompt("Password: ", echo: false)
+        #expect(effects == [.log("prompt kind=password"), .startFlash])
+        #expect(s.flashing && s.showsGrid && s.gesture.dots == [1, 5, 9, 6])
+        #expect(s.messages == [Self.wrong])
+        s.flashEnded()
+        #expect(!s.showsGrid && s.showsField && s.promptText == "Password: ")
+        #expect(s.gesture.dots.isEmpty)
+        #expect(s.showsBackHint)
+        // A drawn path cannot reach pam_unix: a tap on the empty field starts a new attempt.
+        #expect(s.press(at: centre(1)) == [.restartAttempt])
+        s.attemptStarted()
+        #expect(s.phase == .waiting && s.showsGrid)
+        #expect(s.messages == [Self.wrong])
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(answers(draw(&s, [7, 8, 9, 6])) == [.answerPattern(try Pattern(typed: "7896"))])
+    }
+
+    @Test("Escape on an empty password field goes back too; with text it clears the field")
+    func escape() {
+        var s = screen()
+        _ = s.pamPrompt("Password: ", echo: false)
+        _ = s.key(.text([0x61]))
+        #expect(s.field.characters == 1)
+        #expect(s.key(.escape).isEmpty)
+        #expect(s.field.isEmpty)
+        #expect(s.key(.escape) == [.restartAttempt])
+    }
+
+    @Test("the password typed at the pattern prompt skips it (empty answer) and answers pam_unix's prompt")
+    func passwordAtPatternPrompt() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = s.key(.text(Array("s".utf8)))
+        #expect(s.showsField && s.fieldOpen)
+        _ = s.key(.text(Array("ecret".utf8)))
+        #expect(s.key(.enter) == [.answerEmpty])
+        #expect(s.phase == .checking)
+        #expect(answers(s.pamPrompt("Password: ", echo: false)) == [.answerField])
+        #expect(s.field.withBytes { Array($0) } == Array("secret".utf8))
+    }
+
+    @Test("digits typed before a letter become the password's first characters")
+    func digitsThenLetters() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = s.key(.digit(1, text: [0x31]))
+        _ = s.key(.digit(1, text: [0x31]))
+        #expect(s.gesture.dots == [1])
+        _ = s.key(.text([0x78]))
+        #expect(s.gesture.dots.isEmpty)
+        #expect(s.field.withBytes { Array($0) } == Array("11x".utf8))
+        _ = s.key(.backspace)
+        #expect(s.field.withBytes { Array($0) } == Array("11".utf8))
+    }
+
+    @Test("typed dots, in either layout, answer as a drawn path would; Backspace clears them")
+    func keys() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        for k in [1, 3] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(s.gesture.dots == [1, 2, 3])
+        _ = s.key(.backspace)
+        #expect(s.gesture.dots.isEmpty)
+        for k in [1, 2, 3] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(s.key(.enter) == [.log("too short")])
+        #expect(s.notice == LockScreen.tooShortNotice)
+        for k in [1, 3, 9] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"))])  // 1-2-3-6-9
+
+        // The numeric keypad: 7 8 9 on top. The module's prompt names the layout.
+        var n = screen()
+        _ = n.pamPrompt("Pattern [789 456 123]: ", echo: false)
+        #expect(n.layout == .numpad)
+        for k in [7, 8, 9, 6] { _ = n.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(n.gesture.dots == [1, 2, 3, 6])
+        #expect(n.key(.enter) == [.answerPattern(try Pattern(typed: "1236"))])
+
+        var o = screen(.init(layout: .numpad))
+        _ = o.pamPrompt(ModulePrompt.patternPrompt, echo: false)
+        for k in [1, 2, 3] { _ = o.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(o.gesture.dots == [7, 8, 9])
+    }
+
+    @Test("a path of fewer than 4 dots is not sent and says so")
+    func tooShort() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(draw(&s, [1, 2, 5]) == [.log("too short")])
+        #expect(s.notice == "Connect at least 4 dots.")
+        #expect(s.phase == .pattern && s.gesture.dots.isEmpty)
+    }
+
+    @Test("once the pattern is locked, the module's sentence and pam_unix's prompt: the field, no grid, the password answers")
+    func lockedPattern() {
+        var s = screen()
+        _ = s.pamError(Self.locked)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(!s.flashing && !s.showsGrid && s.showsField)
+        #expect(s.messages == [Self.locked])
+        #expect(!s.showsBackHint)  // the pattern was not asked for: no grid to go back to
+        // A drawn path is impossible here: a tap on the empty field starts over.
+        for b in "pw".utf8 { _ = s.key(.text([b])) }
+        #expect(s.press(at: centre(5)).isEmpty)
+        #expect(s.key(.enter) == [.answerField])
+        #expect(s.pamResult(success: false) == [.log("attempt result=failure"), .restartAttempt])
+        #expect(s.field.isEmpty)
+        #expect(s.notice == LockScreen.failedNotice)
+    }
+
+    @Test("a pattern drawn before the prompt waits for it; a password prompt drops it")
+    func drawnEarly() throws {
+        var s = screen()
+        #expect(draw(&s, [3, 2, 1, 4]).isEmpty)
+        #expect(s.phase == .checking)
+        #expect(answers(s.pamPrompt(Self.patternPrompt, echo: false)) == [.answerPattern(try Pattern(typed: "3214"))])
+
+        var t = screen()
+        _ = draw(&t, [3, 2, 1, 4])
+        #expect(answers(t.pamPrompt("Password: ", echo: false)) == [])
+        #expect(t.phase == .password)
+    }
+
+    @Test("the module's grid picture is not shown; every other message is, each attempt's replacing the last's")
+    func messages() {
+        var s = screen()
+        #expect(s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3").isEmpty)
+        #expect(s.messages.isEmpty && s.layout == .numpad)
+        _ = s.pamInfo("one")
+        _ = s.pamError("two")
+        #expect(s.messages == ["one", "two"])
+        _ = s.pamResult(success: false)
+        s.attemptStarted()
+        #expect(s.messages == ["one", "two"])
+        _ = s.pamError("three")
+        #expect(s.messages == ["three"])
+    }
+
+    @Test("a failed result after a pattern flashes red and starts a new attempt; touch cancel clears a path")
+    func failedResult() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6], touch: 4)
+        #expect(answers(s.pamResult(success: false)) == [.startFlash, .restartAttempt])
+        #expect(s.flashing)
+        s.attemptStarted()
+        s.flashEnded()
+        #expect(s.gesture.dots.isEmpty)
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = s.press(at: centre(1), touch: 2)
+        s.move(to: centre(3), touch: 2)
+        s.cancel()
+        #expect(s.gesture.dots.isEmpty && !s.gesture.active)
+        #expect(s.release(touch: 2).isEmpty)
+    }
+
+    @Test("the child lost without a result: a new attempt")
+    func lost() {
+        var s = screen()
+        _ = s.pamPrompt("Password: ", echo: false)
+        _ = s.key(.text([0x61]))
+        #expect(s.pamLost() == [.restartAttempt])
+        #expect(s.field.isEmpty && s.phase == .waiting)
+    }
+}
