@@ -18,3 +18,4 @@ build/tools/vpointer: Tests/system/tools/vpointer.c build/tools/virtual-pointer-
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Ibuild/tools -o $@ \
 		Tests/system/tools/vpointer.c build/tools/virtual-pointer-protocol.c \
 		$$(pkg-config --cflags --libs wayland-client)
+test-system: build/tools/vpointer

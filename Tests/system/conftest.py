@@ -276,6 +276,9 @@ def project_debs():
     """The .deb packages `make deb` makes, made once per run: {package name: path}."""
     import trixie  # imports booted, which imports this module: not at the top
 
+    if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
+        pytest.fail("debhelper is not installed, and make check builds the packages: "
+                    "apt-get install debhelper dpkg-dev (.ci/run does)")
     return trixie.project_debs()
 
 

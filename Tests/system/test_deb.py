@@ -27,7 +27,7 @@ WRONG = "2589"
 PASSWORD = "pl-Pass-w0rd"
 # What a clean root login's PATH holds: no /opt/swift, no pyenv.
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql")
+PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen")
 # The places a package installs into or its scripts write, less the package
 # manager's own records and logs (dpkg keeps a purged package's history by design),
 # caches, users' homes (what a login leaves there belongs to the user), and the
@@ -81,14 +81,10 @@ def test_the_compiled_in_version_is_the_changelog_s():
 
 
 @pytest.fixture(scope="module")
-def debs():
-    if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
-        pytest.fail("debhelper is not installed, and make check builds the packages: apt-get install debhelper dpkg-dev (.ci/run does)")
-    r = sh("make", "--no-print-directory", "-C", str(ROOT), "deb", check=False)
-    assert r.returncode == 0, r.stdout + r.stderr
-    built = {p.name.split("_")[0]: p for p in BUILD.glob("*.deb")}
-    assert sorted(built) == sorted(PACKAGES), built
-    return built
+def debs(project_debs):
+    """The packages `make deb` made once for the whole run (conftest's project_debs)."""
+    assert sorted(project_debs) == sorted(PACKAGES), project_debs
+    return project_debs
 
 
 def control(deb):
@@ -137,6 +133,10 @@ def test_the_packages_depend_on_debian_libraries_only(debs):
     # itself): only the plain package it runs beside, at the same version.
     assert names(debs["patternlockd-postgresql"]) == {"libc6", "libgcc-s1", "libstdc++6", "patternlockd"}
     assert f"patternlockd (= {debian_version()})" in control(debs["patternlockd-postgresql"])["Depends"]
+    # The lock screen: Wayland, cairo (which draws) and xkbcommon (keys), libpam
+    # for its PAM child; the Swift runtime is inside.
+    assert {"libc6", "libpam0g", "libwayland-client0", "libcairo2", "libxkbcommon0"} <= names(debs["patternlock-screen"])
+    assert control(debs["patternlock-screen"])["Recommends"].startswith("libpam-patternlock")
     for deb in debs.values():
         assert "swift" not in json.dumps(control(deb)).lower()
 
@@ -170,6 +170,10 @@ def test_each_package_holds_its_part(debs):
     for deb in debs.values():
         aliased = [p for p in contents(deb) if p.split("/")[1] in ("lib", "lib32", "lib64", "libx32", "bin", "sbin")]
         assert aliased == [], f"{deb.name} installs into an aliased location: {aliased}"
+    screen = contents(debs["patternlock-screen"])
+    assert screen["/usr/bin/patternlock-screen"] == "-rwxr-xr-x"
+    for path in ("/etc/pam.d/patternlock-screen", "/usr/share/man/man1/patternlock-screen.1.gz"):
+        assert path in screen, f"{path} is not in the patternlock-screen package"
     fleet = contents(debs["patternlockd-postgresql"])
     assert set(fleet) == {
         "/usr/sbin/patternlockd-fleet",
