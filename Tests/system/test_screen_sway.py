@@ -10,7 +10,7 @@ tesseract, as a person would; what the daemon heard comes from its journal.
 On Debian 12's sway 1.7, which lacks the protocol, the locker must refuse.
 
 Screenshots land in build/screen-shots/ (the telling ones are copied to
-docs/screenshots/screen-*.png)."""
+docs/screenshots/: screen-wrong-red.png, screen-killed.png, screen-second-output.png)."""
 import random
 import re
 import string
