@@ -17,9 +17,10 @@ sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
   WAYLAND_DEBUG's own printing is inside the figure: it is an upper bound;
 - finger lifted to the daemon's request (patternlock-screen only): the right
   pattern dragged UNLOCKS times, the locker and its waiting PAM child traced
-  from this machine by `strace -f -ttt` (the product is not changed), from the
-  locker's recvmsg on the Wayland socket that brought the button release (the
-  last one before the answer, after the release was sent) to (a) its send of
+  from this machine by `strace -f -ttt -T` (the product is not changed), from
+  the return of the locker's recvmsg on the Wayland socket that brought the
+  button release (the last one before the answer, after the release was sent:
+  the release is dispatched, and answered, right after it) to (a) its send of
   the answer to the PAM child (the locker's share) and (b) the PAM child's
   send of the VERIFY line to the daemon's socket (the module's request). strace
   stops every traced call twice: the figures are upper bounds. `-s 1` prints
@@ -69,14 +70,17 @@ def percentiles(values):
     return values[len(values) // 2], values[-1]
 
 
-# One line of `strace -f -ttt -o FILE`: pid, time, then a call, an unfinished
-# call or the rest of one.
+# One line of `strace -f -ttt -T -o FILE`: pid, time, then a call, an
+# unfinished call or the rest of one.
 STRACE_LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()(.*)$")
 
 
 def syscalls(trace):
-    """The calls of an strace -f -ttt log as (pid, name, entered, returned,
-    arguments and result), unfinished calls joined with their rest."""
+    """The calls of an strace -f -ttt -T log as (pid, name, entered, returned,
+    text, result), unfinished calls joined with their rest. A call returned
+    when its entry and its duration (-T) say, which can be later than the line
+    strace printed next: strace stops the process at the entry and the exit,
+    and the call runs in between."""
     calls, open_calls = [], {}
     for line in trace.splitlines():
         m = STRACE_LINE.match(line)
@@ -92,7 +96,9 @@ def syscalls(trace):
                 open_calls[pid] = (at, text.removesuffix("<unfinished ...>"))
                 continue
         result = re.search(r"\)\s+=\s+(-?\d+)", text)
-        calls.append((pid, name, entered, at, text, int(result.group(1)) if result else None))
+        duration = re.search(r"<(\d+\.\d+)>\s*$", text)
+        returned = entered + float(duration.group(1)) if duration else at
+        calls.append((pid, name, entered, returned, text, int(result.group(1)) if result else None))
     return calls
 
 
@@ -186,7 +192,7 @@ class Bench:
         with tempfile.TemporaryDirectory() as tmp:
             log = pathlib.Path(tmp) / "strace.log"
             strace = subprocess.Popen(
-                ["strace", "-f", "-ttt", "-s", "1", "-e", "trace=recvmsg,sendto,connect", "-o", str(log),
+                ["strace", "-f", "-ttt", "-T", "-s", "1", "-e", "trace=recvmsg,sendto,connect", "-o", str(log),
                  "-p", str(locker), "-p", str(pam)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             try:
@@ -214,7 +220,10 @@ class Bench:
                       None)
         assert answer is not None, "the trace shows no answer sent to the PAM child"
         reads = [c for c in calls if c[0] == locker and c[1] == "recvmsg" and (c[5] or 0) > 0 and c[3] <= answer[2]]
-        assert reads and reads[-1][3] >= released, "the trace shows no read of the release before the answer"
+        assert reads and reads[-1][3] >= released, (
+            "the trace shows no read of the release before the answer; the locker's calls (ms after the release "
+            "was sent, result): " + ", ".join(f"{c[1]} {(c[3] - released) * 1000:.3f} {c[5]}"
+                                              for c in calls if c[0] == locker and c[2] <= answer[2] + 0.01))
         lifted = reads[-1][3]
         verify = next((c for c in calls if c[0] != locker and c[1] == "sendto" and c[2] > answer[2]
                        and c[4].split(", ")[1] == '"V"...'), None)
