@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # make bench: PBKDF2 against OpenSSL (hashlib) in one run, plus the daemon's costs,
-# with the file store and with the PostgreSQL store (a private server it starts).
+# with the file store and with the PostgreSQL store (a private server it starts),
+# then the lock screen's figures (bench-screen, below).
 .PHONY: bench
-bench: build/patternlockd build/patternlockd-fleet
+bench: build/patternlockd build/patternlockd-fleet deb
 	$(PYTHON) scripts/bench.py
+	$(PYTHON) scripts/bench_screen.py
 
 # make bench-screen: patternlock-screen beside swaylock in headless sway 1.10, in
 # the booted Debian 13 container of the screen tests (Tests/system/trixie.py):
-# exec to locked, memory, idle wake-ups, motion to commit. Needs root, and the
-# patternlock-screen package from make deb.
+# exec to locked, memory, idle wake-ups, motion to commit, finger lifted to the
+# daemon's request (strace). Needs root, mmdebstrap, systemd-nspawn and strace,
+# and the packages, which make deb makes first.
 .PHONY: bench-screen
-bench-screen:
+bench-screen: deb
 	$(PYTHON) scripts/bench_screen.py

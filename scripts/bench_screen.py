@@ -14,14 +14,27 @@ sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
 - drawing (patternlock-screen only: swaylock draws nothing for a pointer):
   from a wl_pointer.motion the locker received to its next wl_surface.commit,
   from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
-  WAYLAND_DEBUG's own printing is inside the figure: it is an upper bound.
+  WAYLAND_DEBUG's own printing is inside the figure: it is an upper bound;
+- finger lifted to the daemon's request (patternlock-screen only): the right
+  pattern dragged UNLOCKS times, the locker and its waiting PAM child traced
+  from this machine by `strace -f -ttt -T` (the product is not changed), from
+  the return of the locker's recvmsg on the Wayland socket that brought the
+  button release (the last one before the answer, after the release was sent:
+  the release is dispatched, and answered, right after it) to (a) its send of
+  the answer to the PAM child (the locker's share) and (b) the PAM child's
+  send of the VERIFY line to the daemon's socket (the module's request). strace
+  stops every traced call twice: the figures are upper bounds. `-s 1` prints
+  one byte of each buffer, so no dot of the pattern reaches the trace.
 
 Figures are medians over ROUNDS runs. Nothing here passes or fails."""
 import os
 import pathlib
 import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -35,6 +48,8 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 IDLE = float(os.environ.get("BENCH_IDLE_SECONDS", "10"))
 SIZE = (1920, 1080)
 MOTIONS = int(os.environ.get("BENCH_MOTIONS", "400"))
+DAEMON_SOCKET = "/run/patternlock/socket"
+UNLOCKS = int(os.environ.get("BENCH_UNLOCKS", "8"))
 PASSWORD = "Bench-Scr33n-pass"
 PATTERN = "46183"
 LOCKERS = {"swaylock": "swaylock -c 336699", "patternlock-screen": "patternlock-screen -c 336699"}
@@ -47,6 +62,62 @@ def figure(name, text):
     if path:
         with open(path, "a") as f:
             f.write(line + "\n")
+
+
+def percentiles(values):
+    """(p50, max) of values."""
+    values = sorted(values)
+    return values[len(values) // 2], values[-1]
+
+
+# One line of `strace -f -ttt -T -o FILE`: pid, time, then a call, an
+# unfinished call or the rest of one.
+STRACE_LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()(.*)$")
+
+
+def syscalls(trace):
+    """The calls of an strace -f -ttt -T log as (pid, name, entered, returned,
+    text, result), unfinished calls joined with their rest. A call returned
+    when its entry and its duration (-T) say, which can be later than the line
+    strace printed next: strace stops the process at the entry and the exit,
+    and the call runs in between."""
+    calls, open_calls = [], {}
+    for line in trace.splitlines():
+        m = STRACE_LINE.match(line)
+        if not m:
+            continue
+        pid, at = int(m.group(1)), float(m.group(2))
+        if m.group(3):  # <... name resumed>
+            entered, text = open_calls.pop(pid, (at, ""))
+            name, text = m.group(3), text + m.group(5)
+        else:
+            name, entered, text = m.group(4), at, m.group(5)
+            if text.endswith("<unfinished ...>"):
+                open_calls[pid] = (at, text.removesuffix("<unfinished ...>"))
+                continue
+        result = re.search(r"\)\s+=\s+(-?\d+)", text)
+        duration = re.search(r"<(\d+\.\d+)>\s*$", text)
+        returned = entered + float(duration.group(1)) if duration else at
+        calls.append((pid, name, entered, returned, text, int(result.group(1)) if result else None))
+    return calls
+
+
+def host_pid(leader, pid):
+    """The pid on this machine of the process `pid` of the container whose
+    init is `leader` (strace runs here, outside the container)."""
+    namespace = os.readlink(f"/proc/{leader}/ns/pid")
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "ns" / "pid") != namespace:
+                continue
+            m = re.search(r"^NSpid:\s+(.+)$", (entry / "status").read_text(), re.M)
+        except OSError:
+            continue
+        if m and int(m.group(1).split()[-1]) == pid:
+            return int(entry.name)
+    raise AssertionError(f"no process of the container has the pid {pid}")
 
 
 def kib(status, field):
@@ -105,6 +176,62 @@ class Bench:
         self.unlock(n)
         return wakeups, own, child
 
+    def release_to_request(self):
+        """One unlock with the right pattern, traced: seconds from the recvmsg
+        that brought the button release to the locker's answer to the PAM child
+        and to the PAM child's VERIFY to the daemon."""
+        pointer = self.desk.pointer()
+        n = self.desk.start("exec patternlock-screen -c 336699")
+        pid = self.desk.pid(n)
+        # Locked and drawn, the PAM child started and waiting for the answer.
+        grid = self.desk.poll(lambda: find_grid(self.desk.screen("HEADLESS-1")), "the grid on the screen")
+        self.desk.poll(lambda: self.children(pid), "the PAM child")
+        time.sleep(1)
+        locker = host_pid(self.system.leader, pid)
+        pam = host_pid(self.system.leader, self.children(pid)[0])
+        with tempfile.TemporaryDirectory() as tmp:
+            log = pathlib.Path(tmp) / "strace.log"
+            strace = subprocess.Popen(
+                ["strace", "-f", "-ttt", "-T", "-s", "1", "-e", "trace=recvmsg,sendto,connect", "-o", str(log),
+                 "-p", str(locker), "-p", str(pam)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                attached = []
+                while len(attached) < 2:
+                    line = strace.stderr.readline()
+                    assert line, f"strace could not attach to {locker} and {pam}: {''.join(attached)}"
+                    if "attached" in line:
+                        attached.append(line)
+                points = [grid[int(d)] for d in PATTERN]
+                pointer.move(*points[0])
+                pointer.press()
+                for p in points[1:]:
+                    pointer.move(*p, steps=4)
+                released = time.time()
+                pointer.release()
+                assert self.desk.ended(n) == 0, f"the right pattern did not unlock: {self.desk.out(n)}"
+                strace.wait(timeout=30)  # both traced processes ended
+            finally:
+                if strace.poll() is None:
+                    strace.kill()
+                    strace.wait()
+            calls = syscalls(log.read_text())
+        answer = next((c for c in calls if c[0] == locker and c[1] == "sendto" and c[4].split(", ")[1] == '"A"...'),
+                      None)
+        assert answer is not None, "the trace shows no answer sent to the PAM child"
+        reads = [c for c in calls if c[0] == locker and c[1] == "recvmsg" and (c[5] or 0) > 0 and c[3] <= answer[2]]
+        assert reads and reads[-1][3] >= released, (
+            "the trace shows no read of the release before the answer; the locker's calls (ms after the release "
+            "was sent, result): " + ", ".join(f"{c[1]} {(c[3] - released) * 1000:.3f} {c[5]}"
+                                              for c in calls if c[0] == locker and c[2] <= answer[2] + 0.01))
+        lifted = reads[-1][3]
+        verify = next((c for c in calls if c[0] != locker and c[1] == "sendto" and c[2] > answer[2]
+                       and c[4].split(", ")[1] == '"V"...'), None)
+        assert verify is not None, "the trace shows no VERIFY sent to the daemon"
+        assert any(c[0] == verify[0] and c[1] == "connect" and c[2] > answer[2] and DAEMON_SOCKET in c[4]
+                   for c in calls), f"the VERIFY went elsewhere than {DAEMON_SOCKET}"
+        return answer[2] - lifted, verify[2] - lifted
+
     def drawing(self):
         """Motion to commit latencies (ms) over a long drag, from WAYLAND_DEBUG."""
         pointer = self.desk.pointer()  # before the locker: it asks for a wl_pointer when the seat has one
@@ -147,28 +274,58 @@ class Bench:
         return latencies
 
 
-def main():
-    build_vpointer()
-    only = os.environ.get("BENCH_SCREEN_ONLY", "")  # "drawing": the drawing figure alone
-    debs = trixie.project_debs()
+def built_debs():
+    """The packages `make deb` left in build/ ({package name: path}); `make
+    bench-screen` makes them first."""
+    debs = {p.name.split("_")[0]: p for p in sorted((ROOT / "build").glob("*.deb"))}
     if "patternlock-screen" not in debs:
-        sys.exit("make deb made no patternlock-screen package, so there is nothing to compare with swaylock.")
+        sys.exit("build/ holds no patternlock-screen package, so there is nothing to compare with swaylock; "
+                 "run make bench-screen, which makes the packages first (make deb).")
+    return debs
+
+
+def main():
+    # "drawing" or "request": that figure alone
+    only = os.environ.get("BENCH_SCREEN_ONLY", "")
+    if only not in ("", "drawing", "request"):
+        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, or nothing for all of them.")
+    if os.geteuid() != 0:
+        sys.exit("make bench-screen needs root: it boots a Debian 13 container (systemd-nspawn) and traces the "
+                 "locker with strace; run it as root.")
+    for tool, package in (("mmdebstrap", "mmdebstrap"), ("systemd-nspawn", "systemd-container"), ("strace", "strace")):
+        if shutil.which(tool) is None:
+            sys.exit(f"make bench-screen needs {tool}, which is not installed; install it with: "
+                     f"apt-get install {package}")
+    debs = built_debs()
+    build_vpointer()
     with trixie.trixie_system(debs.values()) as system:
         user = system.add_user("plbench", PASSWORD)
         system.ok(f"patternlockd enroll {user}", input=f"{PATTERN}\n{PATTERN}\n")
         with Desk(system, user, PASSWORD, size=SIZE, shot_prefix="bench") as desk:
             bench = Bench(system, desk)
-            for locker in ([] if only == "drawing" else LOCKERS):
+            for locker in ([] if only else LOCKERS):
                 times = [bench.exec_to_locked(locker) for _ in range(ROUNDS)]
                 figure(f"{locker} exec to locked (-f returns), {SIZE[0]}x{SIZE[1]}",
                        f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, max {max(times):.1f}, "
                        f"{ROUNDS} runs)")
-            for locker in ([] if only == "drawing" else LOCKERS):
+            for locker in ([] if only else LOCKERS):
                 wakeups, (rss, private), child = bench.idle_and_memory(locker)
                 figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
                        f"locker resident {rss / 1024:.1f} MB, private {private / 1024:.1f} MB; PAM child "
                        + ", ".join(f"resident {r / 1024:.1f} MB, private {p / 1024:.1f} MB" for r, p in child))
                 figure(f"{locker} idle wake-ups over {IDLE:.0f} s", f"{wakeups} (locker and PAM child, all threads)")
+            if only in ("", "request"):
+                shares, requests = [], []
+                for _ in range(UNLOCKS):
+                    share, request = bench.release_to_request()
+                    shares.append(share * 1000)
+                    requests.append(request * 1000)
+                for what, ms in (("the locker's answer to the PAM child", shares),
+                                 ("the module's VERIFY request", requests)):
+                    figure(f"patternlock-screen finger lifted to {what} (strace: an upper bound)",
+                           "p50 {:.2f} ms, max {:.2f} ms over {} unlocks".format(*percentiles(ms), UNLOCKS))
+            if only not in ("", "drawing"):
+                return
             latencies = sorted(bench.drawing())
             if latencies:
                 p50 = latencies[len(latencies) // 2]
