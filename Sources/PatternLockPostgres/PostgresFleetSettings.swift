@@ -94,7 +94,48 @@ extension PostgresStore {
                 "This host's key does not match the key the fleet's records in \(url) were made with. Copy the fleet's key file (the same 32 bytes on every host) to this host's --key-file (or the credential patternlock.key) and start again; with another key every pattern would fail and lock its user out."
             )
         }
+        try recordOwnerTagsIfEveryRowIsTagged(connections, url: url, pepper: pepper, timeout: timeout)
         return settings
+    }
+
+    /// A fleet that predates the record (schema 2) but whose daemons tagged every
+    /// credential they wrote never runs `db tag --yes`, which alone wrote it: the
+    /// first holder of the key to open the database writes it now, when no row is
+    /// without its tag. It only makes `db tag` stricter: an untagged row written
+    /// later, by someone without the key, is then tagged only with --again-because.
+    /// A row without its tag (one a daemon wrote before tags) leaves the record to
+    /// the administrator's `db tag --yes`.
+    static func recordOwnerTagsIfEveryRowIsTagged(
+        _ connections: PostgresConnections, url: DatabaseURL, pepper: Pepper, timeout: Double
+    ) throws(StoreError) {
+        let tagsCheck = ownerTagsCheck(pepper)
+        do {
+            try blocking(timeout) {
+                try await connections.withConnection { client in
+                    var missing = false
+                    let record = try await client.query(
+                        "SELECT owner_tags_check IS NULL FROM patternlock_settings WHERE id = 1")
+                    for try await (m) in record.decode(Bool.self) { missing = m }
+                    guard missing else { return }
+                    var untagged = false
+                    let rows = try await client.query("SELECT credential FROM patternlock_users")
+                    for try await (phc) in rows.decode(String.self) {
+                        // An unreadable row is no row `db tag` could tag: it does not hold the record back.
+                        if let c = try? Credential(phc: phc), c.ownerTag == nil { untagged = true }
+                    }
+                    guard !untagged else { return }
+                    try await client.query(
+                        """
+                        UPDATE patternlock_settings SET owner_tags_check = \(tagsCheck),
+                            owner_tags_at = floor(extract(epoch FROM clock_timestamp()))::bigint
+                        WHERE id = 1 AND owner_tags_check IS NULL AND \(unescaped: PostgresStore.durableCommit)
+                        """)
+                }
+            }
+        } catch {
+            throw .unavailable(
+                "Cannot record in \(url) that every credential carries its owner tag: \(error.description)")
+        }
     }
 
     /// Whether the database records, under the key, that the owner tags were done.

@@ -62,15 +62,24 @@ def credential(postgres, user):
     return db(postgres, f"SELECT credential FROM patternlock_users WHERE user_name = '{user}'")
 
 
-def as_a_fleet_of_schema_2(postgres, host):
+def as_a_fleet_of_schema_2(postgres, host, untagged=()):
     """Makes the database what every fleet before the record of `db tag` was: schema
-    2, with nothing that says the owner tags were done. The host is stopped for it and
-    started again (which migrates the schema, as an upgraded host does)."""
+    2, with nothing that says the owner tags were done, and the rows of `untagged`
+    without their tags (as a fleet daemon wrote them before tags). The host is
+    stopped for it and started again (which migrates the schema, as an upgraded
+    host does)."""
     host.stop()
     db(postgres, "ALTER TABLE patternlock_settings DROP COLUMN IF EXISTS owner_tags_at, "
                  "DROP COLUMN IF EXISTS owner_tags_check; "
                  "DELETE FROM patternlock_schema; INSERT INTO patternlock_schema (version) VALUES (2)")
+    for user in untagged:
+        strip_tag(postgres, user)
     host.start()
+
+
+def owner_tags_recorded(postgres):
+    return db(postgres, "SELECT owner_tags_check IS NOT NULL AND owner_tags_at IS NOT NULL "
+                        "FROM patternlock_settings") == "t"
 
 
 def test_a_credential_copied_onto_another_user_never_verifies(fleet, postgres, make_users):
@@ -481,8 +490,9 @@ def test_db_tag_never_tags_a_credential_copied_from_another_user(fleet, postgres
     host.enroll(alice, OTHER)
     host.enroll(mallory, RIGHT)
     host.enroll(carol, THIRD)
-    as_a_fleet_of_schema_2(postgres, host)
-    strip_tag(postgres, carol)  # a row as a fleet daemon wrote it before tags: to be tagged
+    # carol's row as a fleet daemon wrote it before tags: to be tagged.
+    as_a_fleet_of_schema_2(postgres, host, untagged=[carol])
+    assert not owner_tags_recorded(postgres)
     db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
                  f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
                  f"WHERE user_name = '{alice}'")
@@ -561,6 +571,39 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1 and "records that the owner tags were done" in r.stderr, r.stdout + r.stderr
 
+def test_a_fleet_whose_rows_all_carry_their_tags_records_it_when_a_daemon_starts(fleet, postgres, make_users):
+    """A fleet of schema 2 whose daemons tagged every credential they wrote never
+    runs `db tag --yes`, which alone wrote the record that the tags were done. The
+    first daemon started on it with the key writes the record when no row lacks its
+    tag: a credential a writer copies later, stripped, onto another user, from a row
+    re-salted since (mallory changed her pattern), is then never tagged by a plain
+    `db tag --yes`, and mallory's pattern never opens alice."""
+    (host,) = fleet(1)
+    alice, mallory = make_users(2)
+    host.enroll(alice, OTHER)
+    host.enroll(mallory, RIGHT)
+    as_a_fleet_of_schema_2(postgres, host)
+    assert owner_tags_recorded(postgres)
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
+                 f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
+                 f"WHERE user_name = '{alice}'")
+    host.enroll(mallory, THIRD)  # a new salt: no other row shares the copy's
+    host.enroll(mallory, RIGHT)
+    copied = credential(postgres, alice)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "records that the owner tags were done" in r.stderr and "--again-because" in r.stderr, r.stderr
+    assert credential(postgres, alice) == copied
+    assert verify(host, alice, RIGHT) != "OK"
+    assert verify(host, mallory, RIGHT) == "OK"
+    # A row without its tag at start (one an older daemon wrote) leaves the record
+    # to the administrator's `db tag --yes`.
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_check = NULL, owner_tags_at = NULL")
+    host.stop()
+    host.start()
+    assert not owner_tags_recorded(postgres)
+
+
 def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, make_users):
     (alice,) = make_users(1)
     (shared_tmp / "files").mkdir()
@@ -591,8 +634,8 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     alice, bob = make_users(2)
     host.enroll(alice, RIGHT)
     host.enroll(bob, OTHER)
-    as_a_fleet_of_schema_2(postgres, host)
-    db(postgres, "UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '')")
+    as_a_fleet_of_schema_2(postgres, host, untagged=[alice, bob])
+    assert not owner_tags_recorded(postgres)
     db(postgres, f"UPDATE patternlock_users SET uid = NULL WHERE user_name = '{bob}'")
     assert verify(host, alice, RIGHT) != "OK" and status(host, alice)["corrupt"] == "1"
     before = db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users")
