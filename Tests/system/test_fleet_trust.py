@@ -503,7 +503,7 @@ def test_db_tag_never_tags_a_credential_copied_from_another_user(fleet, postgres
     assert copied == credential(postgres, dave) and ",o=" not in copied
     assert verify(host, alice, RIGHT) != "OK" and verify(host, dave, RIGHT) != "OK"
 
-    r = db_tag(postgres, host.key_file, "--yes")
+    r = db_tag(postgres, host.key_file, "--yes", "--first-time")
     assert verify(host, alice, RIGHT) != "OK", r.stdout + r.stderr
     assert verify(host, dave, RIGHT) != "OK", r.stdout + r.stderr
     assert r.returncode == 1, r.stdout + r.stderr
@@ -570,6 +570,47 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     strip_tag(postgres, alice)
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1 and "records that the owner tags were done" in r.stderr, r.stdout + r.stderr
+
+def test_a_record_erased_by_a_writer_is_no_leave_to_tag(fleet, postgres, make_users):
+    """A writer without the key cannot make the record that the tags were done, but
+    it can erase it, and a missing record is what a fleet before its first tagging
+    has. With no record, `db tag --yes` tags only when the administrator states that
+    this is the fleet's first tagging (--first-time); a writer who erased the record
+    and copied mallory's credential onto alice, from a row re-salted since, gets
+    nothing from a plain --yes."""
+    (host,) = fleet(1)
+    alice, mallory = make_users(2)
+    host.enroll(alice, OTHER)
+    host.enroll(mallory, RIGHT)
+    assert owner_tags_recorded(postgres)
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_check = NULL, owner_tags_at = NULL")
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
+                 f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
+                 f"WHERE user_name = '{alice}'")
+    host.enroll(mallory, THIRD)
+    host.enroll(mallory, RIGHT)
+    copied = credential(postgres, alice)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr and "--first-time" in r.stderr, r.stderr
+    assert "tagged." not in r.stdout, r.stdout
+    assert credential(postgres, alice) == copied and not owner_tags_recorded(postgres)
+    assert verify(host, alice, RIGHT) != "OK"
+    # --first-time needs --yes, and says nothing where the record is there.
+    r = db_tag(postgres, host.key_file, "--first-time")
+    assert r.returncode != 0 and "--first-time goes with --yes" in r.stderr, r.stdout + r.stderr
+    host.stop()
+    db(postgres, f"DELETE FROM patternlock_users WHERE user_name = '{alice}'")
+    host.start()  # every row tagged: the record is written again
+    assert owner_tags_recorded(postgres)
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) VALUES ('{alice}', "
+                 f"{pwd.getpwnam(alice).pw_uid}, '{copied}')")
+    r = db_tag(postgres, host.key_file, "--yes", "--first-time")
+    assert r.returncode == 1 and "--first-time does not apply" in r.stderr, r.stdout + r.stderr
+    assert "--again-because" in r.stderr, r.stderr
+    assert credential(postgres, alice) == copied
+    assert verify(host, alice, RIGHT) != "OK"
+
 
 def test_a_fleet_whose_rows_all_carry_their_tags_records_it_when_a_daemon_starts(fleet, postgres, make_users):
     """A fleet of schema 2 whose daemons tagged every credential they wrote never
@@ -659,9 +700,21 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     assert "run again with --yes" in r.stdout
     assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
     assert verify(host, alice, RIGHT) != "OK"
-    # With --yes: tagged, and they verify again; bob's uid is this host's account's.
+    assert "--first-time" in r.stdout, r.stdout
+    # With --yes alone: no record of an earlier tagging, so the administrator must
+    # say this is the first; nothing is tagged or recorded.
     r = tag("--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr and "--yes --first-time" in r.stderr, r.stderr
+    assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
+    assert not owner_tags_recorded(postgres)
+    assert verify(host, alice, RIGHT) != "OK"
+    # With --yes --first-time: tagged and recorded, and they verify again; bob's uid
+    # is this host's account's.
+    r = tag("--yes", "--first-time")
     assert r.returncode == 0 and "Tagged 2 credentials" in r.stdout, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr, r.stderr
+    assert owner_tags_recorded(postgres)
     assert verify(host, alice, RIGHT) == "OK"
     assert verify(host, bob, OTHER) == "OK"
     assert db(postgres, f"SELECT uid FROM patternlock_users WHERE user_name = '{bob}'") == str(pwd.getpwnam(bob).pw_uid)
