@@ -250,6 +250,14 @@ extension PatternLockd {
                         migrate: false)
                     let found = try store.untaggedCredentials()
                     let record = try store.ownerTagsRecord(pepper: pepper)
+                    // Names come from the database, which a writer without the key may
+                    // fill with control sequences that hide lines in root's terminal.
+                    let shown = PatternLockd.Status.escaped
+                    for name in found.invalidNames {
+                        print(
+                            "\(shown(name)): this user name is not one an account can have (shown escaped), and no daemon writes one, so the row was left untagged. Find out who can write patternlock_users, then delete the row with SQL."
+                        )
+                    }
                     for user in found.unreadable {
                         print(
                             "\(user): the credential is not a valid PHC string, so it cannot be tagged; re-enroll the user (patternlockd enroll \(user))."
@@ -257,12 +265,12 @@ extension PatternLockd {
                     }
                     for copy in found.copies {
                         let rows = copy.sharing.count == 1 ? "the row" : "the rows"
-                        let others = copy.sharing.joined(separator: ", ")
+                        let others = copy.sharing.map(shown).joined(separator: ", ")
                         print(
                             "\(copy.user): the credential has the same salt as \(rows) of \(others), and the daemons never draw a salt twice: one was copied from another, so it was left untagged. Re-enroll \(copy.user) (patternlockd enroll \(copy.user)), and find out who can write patternlock_users."
                         )
                     }
-                    var skipped = found.unreadable.count + found.copies.count
+                    var skipped = found.invalidNames.count + found.unreadable.count + found.copies.count
                     if found.untagged.isEmpty {
                         if yes, record == .none { try store.recordOwnerTags(pepper: pepper) }
                         print(

@@ -645,6 +645,41 @@ def test_a_fleet_whose_rows_all_carry_their_tags_records_it_when_a_daemon_starts
     assert not owner_tags_recorded(postgres)
 
 
+def test_db_tag_shows_user_names_that_no_account_can_have_escaped_and_never_tags_them(
+        fleet, postgres, make_users):
+    """A writer of the table can add a row whose user name holds terminal control
+    sequences (ESC, CR) that would hide lines of `db tag`'s list in root's terminal.
+    No daemon writes such a name: `db tag` shows it escaped, as `status` shows client
+    text, names it for removal, and never tags it, nor a copy of its credential."""
+    (host,) = fleet(1)
+    bob, alice = make_users(2)
+    host.enroll(bob, RIGHT)
+    host.enroll(alice, OTHER)
+    # A name that, printed raw, moves up a line, clears it and returns the cursor.
+    bad_sql = f"E'{bob}\\x1b[1A\\x1b[2K\\r'"
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) "
+                 f"SELECT {bad_sql}, 0, regexp_replace(credential, ',o=[^$]*', '') "
+                 f"FROM patternlock_users WHERE user_name = '{bob}'")
+    host.enroll(bob, RIGHT)  # bob's own row re-salted: the copy's salt is its own
+    # alice's row now holds a copy of the bad row's credential: the same salt.
+    db(postgres, f"UPDATE patternlock_users SET credential = (SELECT credential FROM patternlock_users "
+                 f"WHERE user_name = {bad_sql}) WHERE user_name = '{alice}'")
+    before = db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users")
+    escaped = f"{bob}\\u{{1B}}[1A\\u{{1B}}[2K\\u{{D}}"
+    for args in ((), ("--yes", "--again-because", "rows restored from a backup")):
+        r = db_tag(postgres, host.key_file, *args)
+        assert r.returncode == 1, (args, r.stdout + r.stderr)
+        out = r.stdout + r.stderr
+        assert "\x1b" not in out and "\r" not in out, (args, out)
+        (said,) = [line for line in r.stdout.splitlines() if line.startswith(f"{escaped}: ")]
+        assert "left untagged" in said and "delete the row" in said, said
+        (copy,) = [line for line in r.stdout.splitlines() if line.startswith(f"{alice}: ")]
+        assert f"the same salt as the row of {escaped}" in copy, copy
+        assert "would be tagged" not in r.stdout and "): tagged." not in r.stdout, r.stdout
+        assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
+    assert verify(host, alice, RIGHT) != "OK" and verify(host, bob, RIGHT) == "OK"
+
+
 def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, make_users):
     (alice,) = make_users(1)
     (shared_tmp / "files").mkdir()
