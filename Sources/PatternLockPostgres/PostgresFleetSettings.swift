@@ -29,10 +29,25 @@ extension PostgresStore {
         hexHMAC("patternlock fleet key check v1", pepper)
     }
 
-    /// The record that every credential of the fleet carries its owner tag: only a
-    /// holder of the key can write it, so a writer of the tables cannot make one.
-    public static func ownerTagsCheck(_ pepper: Pepper) -> String {
+    /// The record that every credential of the fleet carries its owner tag, made at
+    /// `at` (the database's clock): only a holder of the key can write it, so a
+    /// writer of the tables cannot make one, nor move its time.
+    public static func ownerTagsCheck(_ pepper: Pepper, at: Int64) -> String {
+        hexHMAC("patternlock fleet owner tags done v2 at=\(at)", pepper)
+    }
+
+    /// The record as the first builds with it wrote it, without its time: still a
+    /// record that the tags were done (only the key makes it), its time unproven.
+    static func ownerTagsCheckWithoutTime(_ pepper: Pepper) -> String {
         hexHMAC("patternlock fleet owner tags done v1", pepper)
+    }
+
+    /// The record's two columns for now (the database's clock), to be written together.
+    static func newOwnerTagsRecord(_ client: PostgresConnection, pepper: Pepper) async throws -> (check: String, at: Int64) {
+        let rows = try await client.query("SELECT floor(extract(epoch FROM clock_timestamp()))::bigint", logger: logger)
+        var at: Int64 = 0
+        for try await (t) in rows.decode(Int64.self) { at = t }
+        return (ownerTagsCheck(pepper, at: at), at)
     }
 
     private static func hexHMAC(_ text: String, _ pepper: Pepper) -> String {
@@ -57,18 +72,17 @@ extension PostgresStore {
         timeout: Double
     ) throws(StoreError) -> Settings {
         let check = keyCheck(pepper)
-        let tagsCheck = ownerTagsCheck(pepper)
         let settings: Settings?
         do {
             settings = try blocking(timeout) { () async throws -> Settings? in
                 try await connections.withConnection { client -> Settings? in
                     if let p = proposal {
                         // A fleet that begins now begins with owner tags: its record says so.
+                        let tags = try await newOwnerTagsRecord(client, pepper: pepper)
                         try await client.query(
                             """
                             INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after, owner_tags_check, owner_tags_at)
-                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter), \(tagsCheck),
-                                floor(extract(epoch FROM clock_timestamp()))::bigint
+                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter), \(tags.check), \(tags.at)
                             WHERE \(unescaped: PostgresStore.durableCommit)
                             ON CONFLICT (id) DO NOTHING
                             """)
@@ -108,7 +122,6 @@ extension PostgresStore {
     static func recordOwnerTagsIfEveryRowIsTagged(
         _ connections: PostgresConnections, url: DatabaseURL, pepper: Pepper, timeout: Double
     ) throws(StoreError) {
-        let tagsCheck = ownerTagsCheck(pepper)
         do {
             try blocking(timeout) {
                 try await connections.withConnection { client in
@@ -124,10 +137,10 @@ extension PostgresStore {
                         if let c = try? Credential(phc: phc), c.ownerTag == nil { untagged = true }
                     }
                     guard !untagged else { return }
+                    let tags = try await newOwnerTagsRecord(client, pepper: pepper)
                     try await client.query(
                         """
-                        UPDATE patternlock_settings SET owner_tags_check = \(tagsCheck),
-                            owner_tags_at = floor(extract(epoch FROM clock_timestamp()))::bigint
+                        UPDATE patternlock_settings SET owner_tags_check = \(tags.check), owner_tags_at = \(tags.at)
                         WHERE id = 1 AND owner_tags_check IS NULL AND \(unescaped: PostgresStore.durableCommit)
                         """)
                 }
@@ -140,7 +153,6 @@ extension PostgresStore {
 
     /// Whether the database records, under the key, that the owner tags were done.
     public func ownerTagsRecord(pepper: Pepper) throws(StoreError) -> OwnerTagsRecord {
-        let expected = Array(PostgresStore.ownerTagsCheck(pepper).utf8)
         let stored = try call { client -> (String?, Int64?) in
             let rows = try await client.query(
                 "SELECT owner_tags_check, owner_tags_at FROM patternlock_settings WHERE id = 1")
@@ -148,17 +160,23 @@ extension PostgresStore {
             return (nil, nil)
         }
         guard let check = stored.0 else { return .none }
-        return constantTimeEquals(Array(check.utf8), expected) ? .done(at: stored.1) : .notTheKeys
+        // The time is under the HMAC: a writer who moves it unmakes the record.
+        if let at = stored.1, constantTimeEquals(Array(check.utf8), Array(PostgresStore.ownerTagsCheck(pepper, at: at).utf8)) {
+            return .done(at: at)
+        }
+        if constantTimeEquals(Array(check.utf8), Array(PostgresStore.ownerTagsCheckWithoutTime(pepper).utf8)) {
+            return .done(at: nil)
+        }
+        return .notTheKeys
     }
 
     /// Records, under the key, that the owner tags were done (`db tag --yes`), with the database's time.
     public func recordOwnerTags(pepper: Pepper) throws(StoreError) {
-        let check = PostgresStore.ownerTagsCheck(pepper)
         try call { client in
+            let tags = try await PostgresStore.newOwnerTagsRecord(client, pepper: pepper)
             _ = try await client.query(
                 """
-                UPDATE patternlock_settings SET owner_tags_check = \(check),
-                    owner_tags_at = floor(extract(epoch FROM clock_timestamp()))::bigint
+                UPDATE patternlock_settings SET owner_tags_check = \(tags.check), owner_tags_at = \(tags.at)
                 WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)
                 """)
         }

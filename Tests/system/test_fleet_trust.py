@@ -545,8 +545,15 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "records that the owner tags were done" in r.stderr and "--again-because" in r.stderr, r.stderr
+    assert re.search(r"owner tags were done \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", r.stderr), r.stderr
     assert credential(postgres, bob) == stripped
     assert verify(host, bob, OTHER) != "OK"
+    # The record's time is under the key as well: a record whose time was moved is
+    # no record the key made.
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_at = owner_tags_at - 86400")
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "not made with the fleet's key" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
     # Listing is no write: it shows the row, and says a --yes would be refused.
     r = db_tag(postgres, host.key_file)
     assert f"{bob} (uid {pwd.getpwnam(bob).pw_uid}): would be tagged." in r.stdout, r.stdout + r.stderr
