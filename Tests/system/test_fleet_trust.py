@@ -4,7 +4,10 @@ the fleet's tables (the daemons' own role) holds no key: it must not be able to 
 a credential onto another user, buy guesses, stall a verify or keep a lock's timed
 unlock from the hosts. Each test writes the table the way such a role would, with
 psql against the real test server, and checks what a host answers."""
+import hashlib
+import hmac
 import os
+import pathlib
 import pwd
 import re
 import socket
@@ -553,6 +556,14 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     db(postgres, "UPDATE patternlock_settings SET owner_tags_at = owner_tags_at - 86400")
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1 and "not made with the fleet's key" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
+    # A record as the first builds with it wrote it, without its time in the HMAC,
+    # is still the key's: refused as done, with no time shown.
+    key = pathlib.Path(host.key_file).read_bytes()
+    v1 = hmac.new(key, b"patternlock fleet owner tags done v1", hashlib.sha256).hexdigest()
+    db(postgres, f"UPDATE patternlock_settings SET owner_tags_check = '{v1}', owner_tags_at = NULL")
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "records that the owner tags were done:" in r.stderr, r.stdout + r.stderr
     assert credential(postgres, bob) == stripped
     # Listing is no write: it shows the row, and says a --yes would be refused.
     r = db_tag(postgres, host.key_file)
