@@ -29,10 +29,25 @@ extension PostgresStore {
         hexHMAC("patternlock fleet key check v1", pepper)
     }
 
-    /// The record that every credential of the fleet carries its owner tag: only a
-    /// holder of the key can write it, so a writer of the tables cannot make one.
-    public static func ownerTagsCheck(_ pepper: Pepper) -> String {
+    /// The record that every credential of the fleet carries its owner tag, made at
+    /// `at` (the database's clock): only a holder of the key can write it, so a
+    /// writer of the tables cannot make one, nor move its time.
+    public static func ownerTagsCheck(_ pepper: Pepper, at: Int64) -> String {
+        hexHMAC("patternlock fleet owner tags done v2 at=\(at)", pepper)
+    }
+
+    /// The record as the first builds with it wrote it, without its time: still a
+    /// record that the tags were done (only the key makes it), its time unproven.
+    static func ownerTagsCheckWithoutTime(_ pepper: Pepper) -> String {
         hexHMAC("patternlock fleet owner tags done v1", pepper)
+    }
+
+    /// The record's two columns for now (the database's clock), to be written together.
+    static func newOwnerTagsRecord(_ client: PostgresConnection, pepper: Pepper) async throws -> (check: String, at: Int64) {
+        let rows = try await client.query("SELECT floor(extract(epoch FROM clock_timestamp()))::bigint", logger: logger)
+        var at: Int64 = 0
+        for try await (t) in rows.decode(Int64.self) { at = t }
+        return (ownerTagsCheck(pepper, at: at), at)
     }
 
     private static func hexHMAC(_ text: String, _ pepper: Pepper) -> String {
@@ -57,18 +72,17 @@ extension PostgresStore {
         timeout: Double
     ) throws(StoreError) -> Settings {
         let check = keyCheck(pepper)
-        let tagsCheck = ownerTagsCheck(pepper)
         let settings: Settings?
         do {
             settings = try blocking(timeout) { () async throws -> Settings? in
                 try await connections.withConnection { client -> Settings? in
                     if let p = proposal {
                         // A fleet that begins now begins with owner tags: its record says so.
+                        let tags = try await newOwnerTagsRecord(client, pepper: pepper)
                         try await client.query(
                             """
                             INSERT INTO patternlock_settings (id, key_check, iterations, unlock_after, owner_tags_check, owner_tags_at)
-                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter), \(tagsCheck),
-                                floor(extract(epoch FROM clock_timestamp()))::bigint
+                            SELECT 1, \(check), \(p.iterations), \(p.unlockAfter), \(tags.check), \(tags.at)
                             WHERE \(unescaped: PostgresStore.durableCommit)
                             ON CONFLICT (id) DO NOTHING
                             """)
@@ -94,12 +108,51 @@ extension PostgresStore {
                 "This host's key does not match the key the fleet's records in \(url) were made with. Copy the fleet's key file (the same 32 bytes on every host) to this host's --key-file (or the credential patternlock.key) and start again; with another key every pattern would fail and lock its user out."
             )
         }
+        try recordOwnerTagsIfEveryRowIsTagged(connections, url: url, pepper: pepper, timeout: timeout)
         return settings
+    }
+
+    /// A fleet that predates the record (schema 2) but whose daemons tagged every
+    /// credential they wrote never runs `db tag --yes`, which alone wrote it: the
+    /// first holder of the key to open the database writes it now, when no row is
+    /// without its tag. It only makes `db tag` stricter: an untagged row written
+    /// later, by someone without the key, is then tagged only with --again-because.
+    /// A row without its tag (one a daemon wrote before tags) leaves the record to
+    /// the administrator's `db tag --yes`.
+    static func recordOwnerTagsIfEveryRowIsTagged(
+        _ connections: PostgresConnections, url: DatabaseURL, pepper: Pepper, timeout: Double
+    ) throws(StoreError) {
+        do {
+            try blocking(timeout) {
+                try await connections.withConnection { client in
+                    var missing = false
+                    let record = try await client.query(
+                        "SELECT owner_tags_check IS NULL FROM patternlock_settings WHERE id = 1")
+                    for try await (m) in record.decode(Bool.self) { missing = m }
+                    guard missing else { return }
+                    var untagged = false
+                    let rows = try await client.query("SELECT credential FROM patternlock_users")
+                    for try await (phc) in rows.decode(String.self) {
+                        // An unreadable row is no row `db tag` could tag: it does not hold the record back.
+                        if let c = try? Credential(phc: phc), c.ownerTag == nil { untagged = true }
+                    }
+                    guard !untagged else { return }
+                    let tags = try await newOwnerTagsRecord(client, pepper: pepper)
+                    try await client.query(
+                        """
+                        UPDATE patternlock_settings SET owner_tags_check = \(tags.check), owner_tags_at = \(tags.at)
+                        WHERE id = 1 AND owner_tags_check IS NULL AND \(unescaped: PostgresStore.durableCommit)
+                        """)
+                }
+            }
+        } catch {
+            throw .unavailable(
+                "Cannot record in \(url) that every credential carries its owner tag: \(error.description)")
+        }
     }
 
     /// Whether the database records, under the key, that the owner tags were done.
     public func ownerTagsRecord(pepper: Pepper) throws(StoreError) -> OwnerTagsRecord {
-        let expected = Array(PostgresStore.ownerTagsCheck(pepper).utf8)
         let stored = try call { client -> (String?, Int64?) in
             let rows = try await client.query(
                 "SELECT owner_tags_check, owner_tags_at FROM patternlock_settings WHERE id = 1")
@@ -107,17 +160,23 @@ extension PostgresStore {
             return (nil, nil)
         }
         guard let check = stored.0 else { return .none }
-        return constantTimeEquals(Array(check.utf8), expected) ? .done(at: stored.1) : .notTheKeys
+        // The time is under the HMAC: a writer who moves it unmakes the record.
+        if let at = stored.1, constantTimeEquals(Array(check.utf8), Array(PostgresStore.ownerTagsCheck(pepper, at: at).utf8)) {
+            return .done(at: at)
+        }
+        if constantTimeEquals(Array(check.utf8), Array(PostgresStore.ownerTagsCheckWithoutTime(pepper).utf8)) {
+            return .done(at: nil)
+        }
+        return .notTheKeys
     }
 
     /// Records, under the key, that the owner tags were done (`db tag --yes`), with the database's time.
     public func recordOwnerTags(pepper: Pepper) throws(StoreError) {
-        let check = PostgresStore.ownerTagsCheck(pepper)
         try call { client in
+            let tags = try await PostgresStore.newOwnerTagsRecord(client, pepper: pepper)
             _ = try await client.query(
                 """
-                UPDATE patternlock_settings SET owner_tags_check = \(check),
-                    owner_tags_at = floor(extract(epoch FROM clock_timestamp()))::bigint
+                UPDATE patternlock_settings SET owner_tags_check = \(tags.check), owner_tags_at = \(tags.at)
                 WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)
                 """)
         }

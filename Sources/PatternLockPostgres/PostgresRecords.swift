@@ -255,6 +255,10 @@ extension PostgresStore {
         public var copies: [(user: String, sharing: [String])] = []
         /// The rows whose credential cannot be read at all.
         public var unreadable: [String] = []
+        /// The rows whose user name no account can have (`UserName.isValid`), as the
+        /// database holds them: no daemon writes one, so a writer of the table did,
+        /// and the name may hold control sequences. Never tagged; shown escaped.
+        public var invalidNames: [String] = []
     }
 
     /// The rows `db tag` may tag, and the ones it must not. A credential's hash does
@@ -270,6 +274,12 @@ extension PostgresStore {
             var all: [(user: String, uid: Int64?, credential: Credential)] = []
             var bySalt: [[UInt8]: [String]] = [:]
             for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) {
+                guard UserName.isValid(user) else {
+                    found.invalidNames.append(user)
+                    // Its salt still marks a copy of it in a row with a valid name.
+                    if let credential = try? Credential(phc: phc) { bySalt[credential.salt, default: []].append(user) }
+                    continue
+                }
                 guard let credential = try? Credential(phc: phc) else {
                     found.unreadable.append(user)
                     continue

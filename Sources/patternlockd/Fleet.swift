@@ -198,8 +198,11 @@ extension PatternLockd {
                     A row whose salt another row holds was copied from one to the other (the \
                     daemons never draw a salt twice): it is named and never tagged. The database \
                     then records, under the key, that the tags were done (a fleet that began \
-                    with tags has that record from its start), and a later --yes is refused \
-                    unless --again-because says why.
+                    with tags has that record from its start, and one whose rows all carry \
+                    their tags gets it when a daemon with the key starts), and a later --yes is \
+                    refused unless --again-because says why. Where there is no record, --yes \
+                    also needs --first-time: a writer of the database can erase the record, \
+                    and only the administrator knows whether this is the first tagging.
                     """)
             @OptionGroup var storeOptions: Fleet.RequiredStoreOptions
 
@@ -215,8 +218,17 @@ extension PatternLockd {
                     valueName: "reason"))
             var againBecause: String?
 
+            @Flag(
+                help: ArgumentHelp(
+                    "State that this is the fleet's first tagging, where the database holds no record of an earlier one. Use it only right after upgrading a fleet whose daemons predate owner tags; at any other time a missing record means someone who can write patternlock_settings erased it, and the untagged rows are theirs."
+                ))
+            var firstTime = false
+
             func validate() throws {
                 _ = try storeOptions.parsedURL()
+                if firstTime, !yes {
+                    throw ValidationError("--first-time goes with --yes: without --yes nothing is written.")
+                }
                 if let againBecause {
                     guard yes else { throw ValidationError("--again-because goes with --yes: without --yes nothing is written.") }
                     guard againBecause.contains(where: { !$0.isWhitespace }) else {
@@ -238,6 +250,14 @@ extension PatternLockd {
                         migrate: false)
                     let found = try store.untaggedCredentials()
                     let record = try store.ownerTagsRecord(pepper: pepper)
+                    // Names come from the database, which a writer without the key may
+                    // fill with control sequences that hide lines in root's terminal.
+                    let shown = PatternLockd.Status.escaped
+                    for name in found.invalidNames {
+                        print(
+                            "\(shown(name)): this user name is not one an account can have (shown escaped), and no daemon writes one, so the row was left untagged. Find out who can write patternlock_users, then delete the row with SQL."
+                        )
+                    }
                     for user in found.unreadable {
                         print(
                             "\(user): the credential is not a valid PHC string, so it cannot be tagged; re-enroll the user (patternlockd enroll \(user))."
@@ -245,12 +265,12 @@ extension PatternLockd {
                     }
                     for copy in found.copies {
                         let rows = copy.sharing.count == 1 ? "the row" : "the rows"
-                        let others = copy.sharing.joined(separator: ", ")
+                        let others = copy.sharing.map(shown).joined(separator: ", ")
                         print(
                             "\(copy.user): the credential has the same salt as \(rows) of \(others), and the daemons never draw a salt twice: one was copied from another, so it was left untagged. Re-enroll \(copy.user) (patternlockd enroll \(copy.user)), and find out who can write patternlock_users."
                         )
                     }
-                    var skipped = found.unreadable.count + found.copies.count
+                    var skipped = found.invalidNames.count + found.unreadable.count + found.copies.count
                     if found.untagged.isEmpty {
                         if yes, record == .none { try store.recordOwnerTags(pepper: pepper) }
                         print(
@@ -261,8 +281,19 @@ extension PatternLockd {
                         return
                     }
                     if yes, record != .none, againBecause == nil {
-                        printError(Self.refusal(record, url: url))
+                        printError(Self.refusal(record, url: url, firstTime: firstTime))
                         throw ExitCode(1)
+                    }
+                    if yes, record == .none {
+                        printError(
+                            "The database \(url) holds no record of an earlier tagging: either this is the fleet's first db tag --yes since its daemons were upgraded to owner tags, or someone who can write patternlock_settings erased the record, and then the untagged rows are theirs and may hold another user's credential."
+                        )
+                        guard firstTime else {
+                            printError(
+                                "Nothing was tagged. If this is the fleet's first tagging, right after the upgrade, run again with --yes --first-time; otherwise re-enroll those users (patternlockd enroll USER)."
+                            )
+                            throw ExitCode(1)
+                        }
                     }
                     if let againBecause { print("Tagging again because: \(againBecause)") }
                     var tagged = 0, would = 0
@@ -301,10 +332,10 @@ extension PatternLockd {
                         )
                         if record == .none {
                             print(
-                                "The database holds no record that the owner tags were done: this is the fleet's first db tag since the upgrade, or someone who can write patternlock_settings removed the record."
+                                "The database holds no record that the owner tags were done: this is the fleet's first db tag since the upgrade, or someone who can write patternlock_settings removed the record. Only for the first, run again with --yes --first-time."
                             )
                         } else {
-                            print(Self.refusal(record, url: url))
+                            print(Self.refusal(record, url: url, firstTime: false))
                         }
                     } else {
                         try store.recordOwnerTags(pepper: pepper)
@@ -323,7 +354,7 @@ extension PatternLockd {
 
             #if PostgreSQL
             /// Why a `--yes` is refused once the database records that the tags were done.
-            static func refusal(_ record: PostgresStore.OwnerTagsRecord, url: DatabaseURL) -> String {
+            static func refusal(_ record: PostgresStore.OwnerTagsRecord, url: DatabaseURL, firstTime: Bool) -> String {
                 let said: String
                 switch record {
                 case .done(let at?): said = "records that the owner tags were done (\(PatternLockd.Status.timestamp(at)))"
@@ -332,8 +363,8 @@ extension PatternLockd {
                     said =
                         "records that the owner tags were done, but the record was not made with the fleet's key (someone without the key wrote it)"
                 }
-                return
-                    "The database \(url) \(said): every credential the daemons wrote since carries its tag, so an untagged row now was written by someone without the key and may be another user's credential. Nothing was tagged. Re-enroll those users (patternlockd enroll USER); to tag them anyway, run again with --yes --again-because REASON."
+                return (firstTime ? "--first-time does not apply: this is not the fleet's first tagging. " : "")
+                    + "The database \(url) \(said): every credential the daemons wrote since carries its tag, so an untagged row now was written by someone without the key and may be another user's credential. Nothing was tagged. Re-enroll those users (patternlockd enroll USER); to tag them anyway, run again with --yes --again-because REASON."
             }
             #endif
         }

@@ -4,7 +4,10 @@ the fleet's tables (the daemons' own role) holds no key: it must not be able to 
 a credential onto another user, buy guesses, stall a verify or keep a lock's timed
 unlock from the hosts. Each test writes the table the way such a role would, with
 psql against the real test server, and checks what a host answers."""
+import hashlib
+import hmac
 import os
+import pathlib
 import pwd
 import re
 import socket
@@ -62,15 +65,24 @@ def credential(postgres, user):
     return db(postgres, f"SELECT credential FROM patternlock_users WHERE user_name = '{user}'")
 
 
-def as_a_fleet_of_schema_2(postgres, host):
+def as_a_fleet_of_schema_2(postgres, host, untagged=()):
     """Makes the database what every fleet before the record of `db tag` was: schema
-    2, with nothing that says the owner tags were done. The host is stopped for it and
-    started again (which migrates the schema, as an upgraded host does)."""
+    2, with nothing that says the owner tags were done, and the rows of `untagged`
+    without their tags (as a fleet daemon wrote them before tags). The host is
+    stopped for it and started again (which migrates the schema, as an upgraded
+    host does)."""
     host.stop()
     db(postgres, "ALTER TABLE patternlock_settings DROP COLUMN IF EXISTS owner_tags_at, "
                  "DROP COLUMN IF EXISTS owner_tags_check; "
                  "DELETE FROM patternlock_schema; INSERT INTO patternlock_schema (version) VALUES (2)")
+    for user in untagged:
+        strip_tag(postgres, user)
     host.start()
+
+
+def owner_tags_recorded(postgres):
+    return db(postgres, "SELECT owner_tags_check IS NOT NULL AND owner_tags_at IS NOT NULL "
+                        "FROM patternlock_settings") == "t"
 
 
 def test_a_credential_copied_onto_another_user_never_verifies(fleet, postgres, make_users):
@@ -481,8 +493,9 @@ def test_db_tag_never_tags_a_credential_copied_from_another_user(fleet, postgres
     host.enroll(alice, OTHER)
     host.enroll(mallory, RIGHT)
     host.enroll(carol, THIRD)
-    as_a_fleet_of_schema_2(postgres, host)
-    strip_tag(postgres, carol)  # a row as a fleet daemon wrote it before tags: to be tagged
+    # carol's row as a fleet daemon wrote it before tags: to be tagged.
+    as_a_fleet_of_schema_2(postgres, host, untagged=[carol])
+    assert not owner_tags_recorded(postgres)
     db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
                  f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
                  f"WHERE user_name = '{alice}'")
@@ -493,7 +506,7 @@ def test_db_tag_never_tags_a_credential_copied_from_another_user(fleet, postgres
     assert copied == credential(postgres, dave) and ",o=" not in copied
     assert verify(host, alice, RIGHT) != "OK" and verify(host, dave, RIGHT) != "OK"
 
-    r = db_tag(postgres, host.key_file, "--yes")
+    r = db_tag(postgres, host.key_file, "--yes", "--first-time")
     assert verify(host, alice, RIGHT) != "OK", r.stdout + r.stderr
     assert verify(host, dave, RIGHT) != "OK", r.stdout + r.stderr
     assert r.returncode == 1, r.stdout + r.stderr
@@ -535,8 +548,23 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "records that the owner tags were done" in r.stderr and "--again-because" in r.stderr, r.stderr
+    assert re.search(r"owner tags were done \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", r.stderr), r.stderr
     assert credential(postgres, bob) == stripped
     assert verify(host, bob, OTHER) != "OK"
+    # The record's time is under the key as well: a record whose time was moved is
+    # no record the key made.
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_at = owner_tags_at - 86400")
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "not made with the fleet's key" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
+    # A record as the first builds with it wrote it, without its time in the HMAC,
+    # is still the key's: refused as done, with no time shown.
+    key = pathlib.Path(host.key_file).read_bytes()
+    v1 = hmac.new(key, b"patternlock fleet owner tags done v1", hashlib.sha256).hexdigest()
+    db(postgres, f"UPDATE patternlock_settings SET owner_tags_check = '{v1}', owner_tags_at = NULL")
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1 and "records that the owner tags were done:" in r.stderr, r.stdout + r.stderr
+    assert credential(postgres, bob) == stripped
     # Listing is no write: it shows the row, and says a --yes would be refused.
     r = db_tag(postgres, host.key_file)
     assert f"{bob} (uid {pwd.getpwnam(bob).pw_uid}): would be tagged." in r.stdout, r.stdout + r.stderr
@@ -560,6 +588,115 @@ def test_a_second_db_tag_is_refused_unless_the_administrator_says_why(fleet, pos
     strip_tag(postgres, alice)
     r = db_tag(postgres, host.key_file, "--yes")
     assert r.returncode == 1 and "records that the owner tags were done" in r.stderr, r.stdout + r.stderr
+
+def test_a_record_erased_by_a_writer_is_no_leave_to_tag(fleet, postgres, make_users):
+    """A writer without the key cannot make the record that the tags were done, but
+    it can erase it, and a missing record is what a fleet before its first tagging
+    has. With no record, `db tag --yes` tags only when the administrator states that
+    this is the fleet's first tagging (--first-time); a writer who erased the record
+    and copied mallory's credential onto alice, from a row re-salted since, gets
+    nothing from a plain --yes."""
+    (host,) = fleet(1)
+    alice, mallory = make_users(2)
+    host.enroll(alice, OTHER)
+    host.enroll(mallory, RIGHT)
+    assert owner_tags_recorded(postgres)
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_check = NULL, owner_tags_at = NULL")
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
+                 f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
+                 f"WHERE user_name = '{alice}'")
+    host.enroll(mallory, THIRD)
+    host.enroll(mallory, RIGHT)
+    copied = credential(postgres, alice)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr and "--first-time" in r.stderr, r.stderr
+    assert "tagged." not in r.stdout, r.stdout
+    assert credential(postgres, alice) == copied and not owner_tags_recorded(postgres)
+    assert verify(host, alice, RIGHT) != "OK"
+    # --first-time needs --yes, and says nothing where the record is there.
+    r = db_tag(postgres, host.key_file, "--first-time")
+    assert r.returncode != 0 and "--first-time goes with --yes" in r.stderr, r.stdout + r.stderr
+    host.stop()
+    db(postgres, f"DELETE FROM patternlock_users WHERE user_name = '{alice}'")
+    host.start()  # every row tagged: the record is written again
+    assert owner_tags_recorded(postgres)
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) VALUES ('{alice}', "
+                 f"{pwd.getpwnam(alice).pw_uid}, '{copied}')")
+    r = db_tag(postgres, host.key_file, "--yes", "--first-time")
+    assert r.returncode == 1 and "--first-time does not apply" in r.stderr, r.stdout + r.stderr
+    assert "--again-because" in r.stderr, r.stderr
+    assert credential(postgres, alice) == copied
+    assert verify(host, alice, RIGHT) != "OK"
+
+
+def test_a_fleet_whose_rows_all_carry_their_tags_records_it_when_a_daemon_starts(fleet, postgres, make_users):
+    """A fleet of schema 2 whose daemons tagged every credential they wrote never
+    runs `db tag --yes`, which alone wrote the record that the tags were done. The
+    first daemon started on it with the key writes the record when no row lacks its
+    tag: a credential a writer copies later, stripped, onto another user, from a row
+    re-salted since (mallory changed her pattern), is then never tagged by a plain
+    `db tag --yes`, and mallory's pattern never opens alice."""
+    (host,) = fleet(1)
+    alice, mallory = make_users(2)
+    host.enroll(alice, OTHER)
+    host.enroll(mallory, RIGHT)
+    as_a_fleet_of_schema_2(postgres, host)
+    assert owner_tags_recorded(postgres)
+    db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace("
+                 f"(SELECT credential FROM patternlock_users WHERE user_name = '{mallory}'), ',o=[^$]*', '') "
+                 f"WHERE user_name = '{alice}'")
+    host.enroll(mallory, THIRD)  # a new salt: no other row shares the copy's
+    host.enroll(mallory, RIGHT)
+    copied = credential(postgres, alice)
+    r = db_tag(postgres, host.key_file, "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "records that the owner tags were done" in r.stderr and "--again-because" in r.stderr, r.stderr
+    assert credential(postgres, alice) == copied
+    assert verify(host, alice, RIGHT) != "OK"
+    assert verify(host, mallory, RIGHT) == "OK"
+    # A row without its tag at start (one an older daemon wrote) leaves the record
+    # to the administrator's `db tag --yes`.
+    db(postgres, "UPDATE patternlock_settings SET owner_tags_check = NULL, owner_tags_at = NULL")
+    host.stop()
+    host.start()
+    assert not owner_tags_recorded(postgres)
+
+
+def test_db_tag_shows_user_names_that_no_account_can_have_escaped_and_never_tags_them(
+        fleet, postgres, make_users):
+    """A writer of the table can add a row whose user name holds terminal control
+    sequences (ESC, CR) that would hide lines of `db tag`'s list in root's terminal.
+    No daemon writes such a name: `db tag` shows it escaped, as `status` shows client
+    text, names it for removal, and never tags it, nor a copy of its credential."""
+    (host,) = fleet(1)
+    bob, alice = make_users(2)
+    host.enroll(bob, RIGHT)
+    host.enroll(alice, OTHER)
+    # A name that, printed raw, moves up a line, clears it and returns the cursor.
+    bad_sql = f"E'{bob}\\x1b[1A\\x1b[2K\\r'"
+    db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) "
+                 f"SELECT {bad_sql}, 0, regexp_replace(credential, ',o=[^$]*', '') "
+                 f"FROM patternlock_users WHERE user_name = '{bob}'")
+    host.enroll(bob, RIGHT)  # bob's own row re-salted: the copy's salt is its own
+    # alice's row now holds a copy of the bad row's credential: the same salt.
+    db(postgres, f"UPDATE patternlock_users SET credential = (SELECT credential FROM patternlock_users "
+                 f"WHERE user_name = {bad_sql}) WHERE user_name = '{alice}'")
+    before = db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users")
+    escaped = f"{bob}\\u{{1B}}[1A\\u{{1B}}[2K\\u{{D}}"
+    for args in ((), ("--yes", "--again-because", "rows restored from a backup")):
+        r = db_tag(postgres, host.key_file, *args)
+        assert r.returncode == 1, (args, r.stdout + r.stderr)
+        out = r.stdout + r.stderr
+        assert "\x1b" not in out and "\r" not in out, (args, out)
+        (said,) = [line for line in r.stdout.splitlines() if line.startswith(f"{escaped}: ")]
+        assert "left untagged" in said and "delete the row" in said, said
+        (copy,) = [line for line in r.stdout.splitlines() if line.startswith(f"{alice}: ")]
+        assert f"the same salt as the row of {escaped}" in copy, copy
+        assert "would be tagged" not in r.stdout and "): tagged." not in r.stdout, r.stdout
+        assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
+    assert verify(host, alice, RIGHT) != "OK" and verify(host, bob, RIGHT) == "OK"
+
 
 def test_db_import_refuses_records_made_with_another_key(postgres, shared_tmp, make_users):
     (alice,) = make_users(1)
@@ -591,8 +728,8 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     alice, bob = make_users(2)
     host.enroll(alice, RIGHT)
     host.enroll(bob, OTHER)
-    as_a_fleet_of_schema_2(postgres, host)
-    db(postgres, "UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '')")
+    as_a_fleet_of_schema_2(postgres, host, untagged=[alice, bob])
+    assert not owner_tags_recorded(postgres)
     db(postgres, f"UPDATE patternlock_users SET uid = NULL WHERE user_name = '{bob}'")
     assert verify(host, alice, RIGHT) != "OK" and status(host, alice)["corrupt"] == "1"
     before = db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users")
@@ -616,9 +753,21 @@ def test_db_tag_tags_the_rows_of_an_older_fleet_only_when_told_and_only_with_the
     assert "run again with --yes" in r.stdout
     assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
     assert verify(host, alice, RIGHT) != "OK"
-    # With --yes: tagged, and they verify again; bob's uid is this host's account's.
+    assert "--first-time" in r.stdout, r.stdout
+    # With --yes alone: no record of an earlier tagging, so the administrator must
+    # say this is the first; nothing is tagged or recorded.
     r = tag("--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr and "--yes --first-time" in r.stderr, r.stderr
+    assert db(postgres, "SELECT string_agg(credential, ',' ORDER BY user_name) FROM patternlock_users") == before
+    assert not owner_tags_recorded(postgres)
+    assert verify(host, alice, RIGHT) != "OK"
+    # With --yes --first-time: tagged and recorded, and they verify again; bob's uid
+    # is this host's account's.
+    r = tag("--yes", "--first-time")
     assert r.returncode == 0 and "Tagged 2 credentials" in r.stdout, r.stdout + r.stderr
+    assert "no record of an earlier tagging" in r.stderr, r.stderr
+    assert owner_tags_recorded(postgres)
     assert verify(host, alice, RIGHT) == "OK"
     assert verify(host, bob, OTHER) == "OK"
     assert db(postgres, f"SELECT uid FROM patternlock_users WHERE user_name = '{bob}'") == str(pwd.getpwnam(bob).pw_uid)
