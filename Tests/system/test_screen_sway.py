@@ -128,7 +128,10 @@ class Lock:
         self.await_line(f"prompt kind={kind}", since)
 
     def grid(self, timeout=10):
-        """The dots' centres on the screen, once the grid shows, and the screenshot."""
+        """The dots' centres on the screen, once the grid shows, and the screenshot.
+        The pointer first goes to a corner, as a hand leaves the mouse: a cursor
+        resting on a dot (where the last drag ended) hides its round shape."""
+        self.desk.pointer().move(2, 2)
         shots = []
 
         def found():
