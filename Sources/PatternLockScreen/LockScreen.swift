@@ -15,8 +15,10 @@ public enum Key: Equatable, Sendable {
 
 /// What the lock screen asks its edges to do after an event.
 public enum Effect: Equatable, Sendable {
-    /// Answer the PAM child's prompt with this pattern's digits.
-    case answerPattern(Pattern)
+    /// Answer the PAM child's prompt with this pattern, each dot written as the
+    /// key it sits on in the module's layout (`LockScreen.answerKeys`): the module
+    /// reads its answer in its own layout and turns it back into dots.
+    case answerPattern(Pattern, layout: KeypadLayout)
     /// Answer it with the password field's bytes; the field is cleared after sending.
     case answerField
     /// Answer the pattern prompt with nothing (the module then asks no more and
@@ -69,6 +71,9 @@ public struct LockScreen: Sendable {
     public private(set) var fieldOpen = false
     /// The keys the dots are typed on (the option, or what the module's prompt names).
     public private(set) var layout: KeypadLayout
+    /// The layout the module reads its answer in (what its prompt or grid picture
+    /// names; phone when it names none).
+    public private(set) var moduleLayout: KeypadLayout = .phone
 
     /// This attempt asked for the pattern: a password prompt after it may be left
     /// for the grid (a new attempt), which the screen then offers.
@@ -116,7 +121,10 @@ public struct LockScreen: Sendable {
     public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
         let kind = ModulePrompt(prompt: text)
         if case .pattern(let named, _) = kind {
-            if let named { layout = named }
+            if let named {
+                layout = named
+                moduleLayout = named
+            }
             patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
@@ -127,7 +135,7 @@ public struct LockScreen: Sendable {
                 pendingPattern = nil
                 phase = .checking
                 answeredPattern = true
-                effects.append(.answerPattern(pattern))
+                effects.append(.answerPattern(pattern, layout: moduleLayout))
             } else {
                 phase = .pattern
             }
@@ -161,6 +169,7 @@ public struct LockScreen: Sendable {
     public mutating func pamInfo(_ text: String) -> [Effect] {
         if let named = ModulePrompt.gridMessage(text) {
             layout = named
+            moduleLayout = named
             return []
         }
         return show(text)
@@ -287,7 +296,7 @@ public struct LockScreen: Sendable {
             if phase == .pattern {
                 phase = .checking
                 answeredPattern = true
-                return [.answerPattern(pattern)]
+                return [.answerPattern(pattern, layout: moduleLayout)]
             }
             pendingPattern = pattern
             phase = .checking
@@ -375,4 +384,17 @@ public struct LockScreen: Sendable {
     }
 
     private mutating func clearTypedKeys() { wipe(&typedKeys) }
+
+    /// Writes `pattern` as the keys its dots sit on in `layout` (the layout is its
+    /// own inverse) into `out`; returns how many bytes it wrote.
+    public static func answerKeys(_ pattern: Pattern, layout: KeypadLayout, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        pattern.withDigits { digits in
+            var n = 0
+            for d in digits where n < out.count {
+                out[n] = UInt8(layout.dot(forKey: Int(d) - 0x30)) + 0x30
+                n += 1
+            }
+            return n
+        }
+    }
 }

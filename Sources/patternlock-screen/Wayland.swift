@@ -732,13 +732,8 @@ final class App {
         for e in effects {
             switch e {
             case .log(let line): debug(line)
-            case .answerPattern(let p):
-                attempt?.answer { out in
-                    p.withDigits { digits in
-                        for (i, d) in digits.enumerated() { out[i] = d }
-                        return digits.count
-                    }
-                }
+            case .answerPattern(let p, let layout):
+                attempt?.answer { out in LockScreen.answerKeys(p, layout: layout, into: out) }
             case .answerField:
                 attempt?.answer { out in
                     state.field.withBytes { bytes in

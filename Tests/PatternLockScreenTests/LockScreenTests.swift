@@ -27,6 +27,14 @@ struct LockScreenTests {
         return effects
     }
 
+    /// The bytes the screen sends the module for `pattern` in `layout`.
+    func answerText(_ pattern: Pattern, _ layout: KeypadLayout) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out in
+            let n = LockScreen.answerKeys(pattern, layout: layout, into: out)
+            return String(decoding: out[..<n], as: UTF8.self)
+        }
+    }
+
     func answers(_ effects: [Effect]) -> [Effect] {
         effects.filter { if case .log = $0 { return false } else { return true } }
     }
@@ -36,7 +44,7 @@ struct LockScreenTests {
         var s = screen()
         #expect(s.pamPrompt(Self.patternPrompt, echo: false) == [.log("prompt kind=pattern")])
         #expect(s.phase == .pattern && s.showsGrid && !s.showsField)
-        #expect(draw(&s, [1, 2, 3, 6]) == [.answerPattern(try Pattern(typed: "1236"))])
+        #expect(draw(&s, [1, 2, 3, 6]) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
         #expect(s.phase == .checking)
         // Input is ignored while PAM checks.
         #expect(s.press(at: centre(9)).isEmpty)
@@ -67,7 +75,7 @@ struct LockScreenTests {
         #expect(s.phase == .waiting && s.showsGrid)
         #expect(s.messages == [Self.wrong])
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
-        #expect(answers(draw(&s, [7, 8, 9, 6])) == [.answerPattern(try Pattern(typed: "7896"))])
+        #expect(answers(draw(&s, [7, 8, 9, 6])) == [.answerPattern(try Pattern(typed: "7896"), layout: .phone)])
     }
 
     @Test("Escape on an empty password field goes back too; with text it clears the field")
@@ -120,7 +128,7 @@ struct LockScreenTests {
         #expect(s.key(.enter) == [.log("too short")])
         #expect(s.notice == LockScreen.tooShortNotice)
         for k in [1, 3, 9] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
-        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"))])  // 1-2-3-6-9
+        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"), layout: .phone)])  // 1-2-3-6-9
 
         // The numeric keypad: 7 8 9 on top. The module's prompt names the layout.
         var n = screen()
@@ -128,12 +136,40 @@ struct LockScreenTests {
         #expect(n.layout == .numpad)
         for k in [7, 8, 9, 6] { _ = n.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(n.gesture.dots == [1, 2, 3, 6])
-        #expect(n.key(.enter) == [.answerPattern(try Pattern(typed: "1236"))])
+        // The answer is in the module's layout, which turns it back into dots 1-2-3-6.
+        #expect(n.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .numpad)])
+        #expect(answerText(try Pattern(typed: "1236"), .numpad) == "7896")
 
         var o = screen(.init(layout: .numpad))
         _ = o.pamPrompt(ModulePrompt.patternPrompt, echo: false)
         for k in [1, 2, 3] { _ = o.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(o.gesture.dots == [7, 8, 9])
+    }
+
+    @Test("under a numpad module, a drawn pattern is answered in the module's keys, whichever way it named its layout")
+    func numpadModuleAnswer() throws {
+        let p = try Pattern(typed: "1236")
+        #expect(answerText(p, .phone) == "1236")
+        // Every valid pattern written in the numpad's keys and read back as the
+        // module reads it (pl_layout_to_phone: the same self-inverse mapping) is itself.
+        for typed in ["1236", "1598", "7412369", "2468", "18349"] {
+            let q = try Pattern(typed: typed)
+            let keys = answerText(q, .numpad).map { KeypadLayout.numpad.dot(forKey: Int(String($0)) ?? 0) }
+            #expect(keys == q.dots)
+        }
+        // The prompt names the layout.
+        var s = screen()
+        _ = s.pamPrompt("Pattern [789 456 123] or password: ", echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        // The grid picture names it (PAM_SILENT off), the prompt does not.
+        var t = screen()
+        _ = t.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = t.pamPrompt(ModulePrompt.patternPrompt, echo: false)
+        #expect(answers(draw(&t, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        // Drawn before the prompt: answered when it comes, in its layout.
+        var u = screen()
+        _ = draw(&u, [1, 2, 3, 6])
+        #expect(answers(u.pamPrompt("Pattern [789 456 123]: ", echo: false)) == [.answerPattern(p, layout: .numpad)])
     }
 
     @Test("a path of fewer than 4 dots is not sent and says so")
@@ -167,7 +203,7 @@ struct LockScreenTests {
         var s = screen()
         #expect(draw(&s, [3, 2, 1, 4]).isEmpty)
         #expect(s.phase == .checking)
-        #expect(answers(s.pamPrompt(Self.patternPrompt, echo: false)) == [.answerPattern(try Pattern(typed: "3214"))])
+        #expect(answers(s.pamPrompt(Self.patternPrompt, echo: false)) == [.answerPattern(try Pattern(typed: "3214"), layout: .phone)])
 
         var t = screen()
         _ = draw(&t, [3, 2, 1, 4])

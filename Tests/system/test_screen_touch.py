@@ -119,10 +119,10 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     binaries.mkdir(mode=0o755)
     locker = shutil.copy2(LOCKER, binaries / LOCKER.name)
     module = shutil.copy2(pam_module, binaries / pam_module.name)
-    pam_d = write_pam_d(shared_tmp, module, live)
     made = []
 
-    def start(name, **kwargs):
+    def start(name, module_options="", **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options)
         s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
@@ -159,6 +159,15 @@ def unlocked(screen, locker):
 
 def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled):
     s = screens("right")
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
+    # The module reads its answer in its layout's keys: the screen must write the
+    # drawn dots as the keys they sit on, or every pattern is wrong and counted.
+    s = screens("numpad", module_options="layout=numpad")
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
