@@ -69,8 +69,9 @@ public struct LockScreen: Sendable {
     public let field = SecretField()
     /// A printable key opened the field while the grid shows.
     public private(set) var fieldOpen = false
-    /// The keys the dots are typed on (the option, or what the module's prompt names).
-    public private(set) var layout: KeypadLayout
+    /// The keys the dots are typed on: `--layout`, only. The module's layout says
+    /// how the answer is written (`moduleLayout`), never which key lights which dot.
+    public var layout: KeypadLayout { options.layout }
     /// The layout the module reads its answer in (what its prompt or grid picture
     /// names; phone when it names none).
     public private(set) var moduleLayout: KeypadLayout = .phone
@@ -99,7 +100,6 @@ public struct LockScreen: Sendable {
 
     public init(options: Options = Options(), geometry: GridGeometry) {
         self.options = options
-        self.layout = options.layout
         self.gesture = GestureTracker(geometry: geometry)
     }
 
@@ -121,10 +121,7 @@ public struct LockScreen: Sendable {
     public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
         let kind = ModulePrompt(prompt: text)
         if case .pattern(let named, _) = kind {
-            if let named {
-                layout = named
-                moduleLayout = named
-            }
+            if let named { moduleLayout = named }
             patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
@@ -168,7 +165,6 @@ public struct LockScreen: Sendable {
 
     public mutating func pamInfo(_ text: String) -> [Effect] {
         if let named = ModulePrompt.gridMessage(text) {
-            layout = named
             moduleLayout = named
             return []
         }

@@ -130,10 +130,10 @@ struct LockScreenTests {
         for k in [1, 3, 9] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"), layout: .phone)])  // 1-2-3-6-9
 
-        // The numeric keypad: 7 8 9 on top. The module's prompt names the layout.
-        var n = screen()
+        // The numeric keypad (--layout numpad): 7 8 9 on top, whatever the module's layout.
+        var n = screen(.init(layout: .numpad))
         _ = n.pamPrompt("Pattern [789 456 123]: ", echo: false)
-        #expect(n.layout == .numpad)
+        #expect(n.layout == .numpad && n.moduleLayout == .numpad)
         for k in [7, 8, 9, 6] { _ = n.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(n.gesture.dots == [1, 2, 3, 6])
         // The answer is in the module's layout, which turns it back into dots 1-2-3-6.
@@ -144,6 +144,25 @@ struct LockScreenTests {
         _ = o.pamPrompt(ModulePrompt.patternPrompt, echo: false)
         for k in [1, 2, 3] { _ = o.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(o.gesture.dots == [7, 8, 9])
+    }
+
+    @Test("--layout alone says which key lights which dot: the module's layout changes only how the answer is written")
+    func keyboardLayoutIsTheOption() throws {
+        // A phone keyboard layout under a numpad module: key 1 is the top-left dot.
+        var s = screen()
+        _ = s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = s.pamPrompt("Pattern [789 456 123]: ", echo: false)
+        #expect(s.layout == .phone && s.moduleLayout == .numpad)
+        for k in [1, 2, 3, 6] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(s.gesture.dots == [1, 2, 3, 6])
+        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .numpad)])
+        // A numpad keyboard layout under a phone module: key 7 is the top-left dot.
+        var t = screen(.init(layout: .numpad))
+        _ = t.pamPrompt("Pattern [123 456 789]: ", echo: false)
+        #expect(t.layout == .numpad && t.moduleLayout == .phone)
+        for k in [7, 8, 9, 6] { _ = t.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(t.gesture.dots == [1, 2, 3, 6])
+        #expect(t.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
     }
 
     @Test("under a numpad module, a drawn pattern is answered in the module's keys, whichever way it named its layout")
@@ -215,7 +234,7 @@ struct LockScreenTests {
     func messages() {
         var s = screen()
         #expect(s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3").isEmpty)
-        #expect(s.messages.isEmpty && s.layout == .numpad)
+        #expect(s.messages.isEmpty && s.moduleLayout == .numpad && s.layout == .phone)
         _ = s.pamInfo("one")
         _ = s.pamError("two")
         #expect(s.messages == ["one", "two"])
