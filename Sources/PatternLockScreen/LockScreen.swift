@@ -26,6 +26,10 @@ public enum Effect: Equatable, Sendable {
     case answerEmpty
     /// End the PAM child's attempt (SIGKILL if it still runs) and start a new one.
     case restartAttempt
+    /// End the PAM child's attempt and start the next only at the next user input
+    /// (press, touch or key): an attempt that failed without asking anything (a
+    /// user pam_faillock has locked) would otherwise fail again at once, forever.
+    case endAttempt
     /// Arm the timer that ends the red flash (`LockScreen.flashSeconds`).
     case startFlash
     /// PAM said yes: unlock the session.
@@ -87,6 +91,8 @@ public struct LockScreen: Sendable {
     private var passwordPending = false
     private var answeredPattern = false
     private var attemptSpoke = false
+    /// This attempt asked something (any prompt).
+    private var attemptPrompted = false
     private var typedKeys: [UInt8] = []
 
     public struct Options: Sendable {
@@ -113,6 +119,7 @@ public struct LockScreen: Sendable {
     /// A new PAM attempt (child) started.
     public mutating func attemptStarted() {
         attemptSpoke = false
+        attemptPrompted = false
         patternAsked = false
         answeredPattern = false
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
@@ -120,6 +127,7 @@ public struct LockScreen: Sendable {
 
     public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
         let kind = ModulePrompt(prompt: text)
+        attemptPrompted = true
         if case .pattern(let named, _) = kind {
             if let named { moduleLayout = named }
             patternAsked = true
@@ -197,16 +205,21 @@ public struct LockScreen: Sendable {
             // A wrong password: pam_unix says nothing, the screen does.
             notice = Self.failedNotice
         }
+        effects.append(nextAttempt())
         endAttempt()
-        effects.append(.restartAttempt)
         return effects
     }
 
     /// The PAM child ended without a result (it crashed or was killed).
     public mutating func pamLost() -> [Effect] {
+        let next = nextAttempt()
         endAttempt()
-        return [.restartAttempt]
+        return [next]
     }
+
+    /// After an attempt that asked something, the next starts at once (the user
+    /// is there); after one that asked nothing, at the next user input.
+    private func nextAttempt() -> Effect { attemptPrompted ? .restartAttempt : .endAttempt }
 
     private mutating func endAttempt() {
         answeredPattern = false

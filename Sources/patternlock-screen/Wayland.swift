@@ -543,6 +543,7 @@ final class App {
     }
 
     func released(touch: Int32?) {
+        ensureAttempt()
         let effects = state.release(touch: touch)
         invalidateAll()
         run(effects)
@@ -690,17 +691,22 @@ final class App {
     // MARK: PAM
 
     func startAttempt() {
-        if let a = attempt {
-            a.end()
-            zombies.append((a.pid, a.pidfd))
-            attempt = nil
-        }
+        endAttempt()
         guard let a = PamAttempt.start() else {
             say("could not start the PAM child: \(String(cString: strerror(errno))).")
             return
         }
         attempt = a
         state.attemptStarted()
+    }
+
+    /// Ends the running attempt (if any); the next starts at the next user input.
+    func endAttempt() {
+        if let a = attempt {
+            a.end()
+            zombies.append((a.pid, a.pidfd))
+            attempt = nil
+        }
     }
 
     func pamReadable() {
@@ -744,6 +750,7 @@ final class App {
                 state.field.clear()
             case .answerEmpty: attempt?.answer { _ in 0 }
             case .restartAttempt: startAttempt()
+            case .endAttempt: endAttempt()
             case .startFlash: _ = pls_timerfd_arm(timer, Int(LockScreen.flashSeconds * 1000))
             case .unlock: unlock()
             }

@@ -271,4 +271,19 @@ struct LockScreenTests {
         #expect(s.pamLost() == [.restartAttempt])
         #expect(s.field.isEmpty && s.phase == .waiting)
     }
+
+    @Test("an attempt that fails or ends having asked nothing is not restarted at once: the next waits for the user")
+    func silentFailureWaits() {
+        // pam_faillock's preauth refuses a locked user before any prompt.
+        var s = screen()
+        _ = s.pamError("The account is locked due to 3 failed logins.")
+        #expect(answers(s.pamResult(success: false)) == [.endAttempt])
+        #expect(s.phase == .waiting && s.messages == ["The account is locked due to 3 failed logins."])
+        s.attemptStarted()
+        #expect(s.pamLost() == [.endAttempt])
+        // Once it asked something, the user is there: the next attempt starts at once.
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.pamLost() == [.restartAttempt])
+    }
 }

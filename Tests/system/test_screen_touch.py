@@ -20,8 +20,8 @@ import pytest
 pytest.register_assert_rewrite("pam_support", "screen_support")
 
 from pam_support import RIGHT  # noqa: E402
-from screen_support import (LOCKER, ROOT, Compositor, Locker, build_compositor, find_grid,  # noqa: E402
-                            locker_available, ocr, write_pam_d)
+from screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
+                            find_grid, locker_available, ocr, write_pam_d)
 
 pytest_plugins = ["pam_support"]
 
@@ -323,3 +323,34 @@ def test_after_a_wrong_pattern_a_tap_brings_the_grid_back_and_the_right_pattern_
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 2) == [("patternlock-screen", "FAIL,remaining=4"),
                                                  ("patternlock-screen", "OK")]
+
+
+def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next(
+        compositor_built, user, shared_tmp, tmp_path):
+    # A stack that refuses before any prompt (as pam_faillock's preauth does for
+    # a locked user): the locker must not spawn PAM children in a tight loop.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-deny"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_deny.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "deny-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^attempt result=failure$")
+        time.sleep(2)
+        assert len(locker.said(r"^attempt result=failure$")) == 1, "\n".join(locker.lines)
+        # A tap is the user: one more attempt, and again only one.
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt result=failure$", start=mark)
+        time.sleep(1)
+        assert len(locker.said(r"^attempt result=failure$")) == 2, "\n".join(locker.lines)
+        assert locker.proc.poll() is None
+        assert compositor.state()["state"] == "locked"
+    finally:
+        locker.close()
+        compositor.close()
