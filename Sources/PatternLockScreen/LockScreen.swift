@@ -54,11 +54,24 @@ public struct LockScreen: Sendable {
     }
 
     public static let flashSeconds = 1.0
+    /// How long an answer may be with PAM before the screen offers to start again
+    /// (a PAM module that hangs must not leave the screen with no way to unlock).
+    public static let stuckSeconds = 12.0
+    public static let stuckNotice = "No answer yet. Tap or press Escape to start again."
     public static let tooShortNotice = PatternError.tooShort(0).description
     public static let failedNotice = "Not unlocked. Try again."
 
     public var options: Options
-    public private(set) var phase: Phase = .waiting
+    public private(set) var phase: Phase = .waiting {
+        didSet {
+            if phase != .checking && stuck {
+                stuck = false
+                if notice == Self.stuckNotice { notice = nil }
+            }
+        }
+    }
+    /// PAM has had the answer for `stuckSeconds`: a tap or Escape starts again.
+    public private(set) var stuck = false
     public var gesture: GestureTracker
     /// The path shows red (a wrong pattern), for `flashSeconds`.
     public private(set) var flashing = false
@@ -235,6 +248,21 @@ public struct LockScreen: Sendable {
         }
     }
 
+    /// The answer has been with PAM for `stuckSeconds` (the edge's watchdog).
+    public mutating func checkingTooLong() -> [Effect] {
+        guard phase == .checking, !stuck else { return [] }
+        stuck = true
+        notice = Self.stuckNotice
+        return [.log("no answer from PAM for \(Int(Self.stuckSeconds)) s")]
+    }
+
+    /// The user gave up on the answer with PAM: the attempt ends, a new one starts.
+    private mutating func abandonChecking() -> [Effect] {
+        endAttempt()
+        notice = nil
+        return [.log("attempt abandoned"), .restartAttempt]
+    }
+
     /// The red flash is over.
     public mutating func flashEnded() {
         guard flashing else { return }
@@ -247,7 +275,7 @@ public struct LockScreen: Sendable {
 
     public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
         switch phase {
-        case .checking: return []
+        case .checking: return stuck ? abandonChecking() : []
         case .password:
             if flashing {
                 flashEnded()
@@ -316,7 +344,7 @@ public struct LockScreen: Sendable {
     // MARK: Keyboard
 
     public mutating func key(_ key: Key) -> [Effect] {
-        if phase == .checking { return [] }
+        if phase == .checking { return key == .escape ? abandonChecking() : [] }
         if flashing {
             flashEnded()
         }

@@ -101,9 +101,12 @@ private func receiveAnswer() -> UnsafeMutablePointer<CChar>? {
 /// it ended, and the screen's end of the socket pair.
 final class PamAttempt {
     let pid: pid_t
-    let pidfd: Int32
+    /// The pidfd, until the child is reaped (then -1).
+    private(set) var pidfd: Int32
     private(set) var socket: Int32
     var gotResult = false
+    /// The child's exit status once it ended and was reaped (`pls_reap`'s value).
+    private(set) var exitStatus: Int32?
 
     private init(pid: pid_t, pidfd: Int32, socket: Int32) {
         self.pid = pid
@@ -149,6 +152,18 @@ final class PamAttempt {
             _ = pls_send(socket, buffer.baseAddress, UInt(n + 1))
             if let base = buffer.baseAddress { pl_wipe(base, buffer.count) }
         }
+    }
+
+    /// Reaps the child when it has ended (its pidfd is readable); true then.
+    @discardableResult
+    func reap() -> Bool {
+        if exitStatus != nil { return true }
+        let r = pls_reap(pid)
+        guard r != -2 else { return false }
+        exitStatus = r
+        close(pidfd)
+        pidfd = -1
+        return true
     }
 
     /// Ends the attempt: SIGKILL when it still runs, the socket closed. The

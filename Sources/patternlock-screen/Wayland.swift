@@ -115,6 +115,9 @@ final class App {
     var attempt: PamAttempt?
     var zombies: [(pid: pid_t, pidfd: Int32)] = []
     let timer: Int32
+    /// Fires when an answer has been with PAM for `LockScreen.stuckSeconds`.
+    let watchdog: Int32
+    var watchdogArmed = false
     var readyFDs: [Int32] = []
     /// The screen the pointer is on, and where on it.
     var pointerOutput: Output?
@@ -139,6 +142,7 @@ final class App {
             geometry: GridGeometry(origin: Point(x: 0, y: 0), side: 300))
         renderer = Renderer(background: RGB(options.color), image: image, user: user)
         timer = pls_timerfd()
+        watchdog = pls_timerfd()
         xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
     }
 
@@ -704,9 +708,38 @@ final class App {
     func endAttempt() {
         if let a = attempt {
             a.end()
-            zombies.append((a.pid, a.pidfd))
+            if !a.reap() { zombies.append((a.pid, a.pidfd)) }
             attempt = nil
         }
+    }
+
+    /// The attempt's child ended (its pidfd): what it sent is read first; an end
+    /// without a result is a lost attempt, even while a process it left holds its
+    /// end of the socket open (then no EOF ever comes).
+    func attemptExited() {
+        guard let a = attempt else { return }
+        pamReadable()
+        guard attempt === a, a.reap() else { return }
+        if !a.gotResult {
+            run(state.pamLost())
+            invalidateAll()
+        }
+    }
+
+    /// Arms the watchdog while an answer is with PAM, disarms it otherwise.
+    func syncWatchdog() {
+        let want = state.phase == .checking && !state.stuck
+        guard want != watchdogArmed else { return }
+        _ = pls_timerfd_arm(watchdog, want ? Int(LockScreen.stuckSeconds * 1000) : 0)
+        watchdogArmed = want
+    }
+
+    func watchdogFired() {
+        var expirations: UInt64 = 0
+        _ = read(watchdog, &expirations, 8)
+        watchdogArmed = false
+        run(state.checkingTooLong())
+        invalidateAll()
     }
 
     func pamReadable() {
@@ -769,6 +802,7 @@ final class App {
     func loop() -> Never {
         let wlFD = wl_display_get_fd(display)
         while true {
+            syncWatchdog()
             drawDirty()
             while wl_display_prepare_read(display) != 0 {
                 if wl_display_dispatch_pending(display) < 0 { connectionLost() }
@@ -781,7 +815,10 @@ final class App {
                 pollfd(fd: wlFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.socket ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: attempt?.pidfd ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: watchdog, events: Int16(POLLIN), revents: 0),
             ]
+            let fixed = fds.count
             for z in zombies { fds.append(pollfd(fd: z.pidfd, events: Int16(POLLIN), revents: 0)) }
             let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
@@ -797,9 +834,11 @@ final class App {
             if wl_display_dispatch_pending(display) < 0 { connectionLost() }
             if fds[1].revents != 0 { flashTimer() }
             if fds[2].revents != 0 { pamReadable() }
-            if fds.count > 3 {
+            if fds[3].revents != 0 { attemptExited() }
+            if fds[4].revents != 0 { watchdogFired() }
+            if fds.count > fixed {
                 var ended: [Int] = []
-                for i in 3..<fds.count where fds[i].revents != 0 { ended.append(i - 3) }
+                for i in fixed..<fds.count where fds[i].revents != 0 { ended.append(i - fixed) }
                 for i in ended.reversed() {
                     let z = zombies.remove(at: i)
                     _ = pls_reap(z.pid)

@@ -286,4 +286,33 @@ struct LockScreenTests {
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
         #expect(s.pamLost() == [.restartAttempt])
     }
+
+    @Test("an answer PAM keeps too long: the screen says so, and a tap or Escape ends the attempt and starts a new one")
+    func stuckChecking() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        #expect(s.phase == .checking)
+        // Before the watchdog, a tap is ignored; Escape is not.
+        #expect(s.press(at: centre(5)).isEmpty)
+        #expect(answers(s.checkingTooLong()) == [])
+        #expect(s.stuck && s.notice == LockScreen.stuckNotice)
+        #expect(answers(s.press(at: centre(5))) == [.restartAttempt])
+        #expect(s.phase == .waiting && !s.stuck && s.notice == nil && s.gesture.dots.isEmpty)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        #expect(answers(s.key(.escape)) == [.restartAttempt])
+        #expect(s.phase == .waiting)
+        // The answer came after all: the notice goes.
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        _ = s.checkingTooLong()
+        _ = s.pamError(Self.wrong)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(!s.stuck && s.notice == nil)
+        // Not checking: the watchdog changes nothing.
+        #expect(s.checkingTooLong().isEmpty && !s.stuck)
+    }
 }

@@ -354,3 +354,57 @@ def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next
     finally:
         locker.close()
         compositor.close()
+
+
+def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unlocks(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours that hangs the first time it runs (pam_exec of a
+    # script that sleeps): the drawn pattern waits for a prompt that never comes.
+    # After LockScreen.stuckSeconds the screen says so, a tap starts a new
+    # attempt, and the pattern drawn then unlocks.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    hang = binaries / "hang-once"
+    hang.write_text(f"#!/bin/sh\nmkdir {marks}/hung 2>/dev/null && exec sleep 600\nexit 0\n")
+    hang.chmod(0o755)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth optional pam_exec.so quiet {hang}\n" + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        compositor.settle(0)
+        grid = find_grid(compositor.screenshot(SHOTS / "hang-idle.png")[0], 1)
+
+        def drag(dots):
+            x, y = grid.at(dots[0])
+            compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+            for a, b in zip(dots, dots[1:]):
+                (ax, ay), (bx, by) = grid.at(a), grid.at(b)
+                for i in range(1, STEPS + 1):
+                    compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
+            compositor.ok("touch up 0")
+
+        drag(RIGHT_DRAG)
+        locker.debug(r"^no answer from PAM for \d+ s$", timeout=20)
+        time.sleep(0.3)
+        assert "Tap or press Escape to start again" in ocr(compositor.screenshot(SHOTS / "hang-stuck.png")[0].path)
+        mark = len(locker.lines)
+        x, y = grid.at(5)
+        compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt abandoned$", start=mark)
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        drag(RIGHT_DRAG)
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+        assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    finally:
+        locker.close()
+        compositor.close()
