@@ -15,6 +15,9 @@ let pamChildFD: Int32 = 3
 /// conversation relayed over fd 3, its result sent last. Runs in a process of
 /// its own (spawned per attempt), so a PAM module that hangs never freezes the screen.
 func runPamChild() -> Never {
+    // dup2 onto fd 3 cleared close-on-exec: a program a PAM module runs must not
+    // inherit the conversation (it could write a result).
+    guard fcntl(pamChildFD, F_SETFD, FD_CLOEXEC) == 0 else { exit(1) }
     guard let pw = getpwuid(getuid()), let namePointer = pw.pointee.pw_name else {
         _ = send(PamMessage.error("patternlock-screen: this user has no entry in the password database."))
         _ = send(PamMessage.result(success: false, code: -1))
@@ -152,6 +155,17 @@ final class PamAttempt {
             _ = pls_send(socket, buffer.baseAddress, UInt(n + 1))
             if let base = buffer.baseAddress { pl_wipe(base, buffer.count) }
         }
+    }
+
+    /// Waits up to `milliseconds` for the child to end; its exit status, or nil
+    /// when it still runs.
+    func waitExit(milliseconds: Int32) -> Int32? {
+        if let exitStatus { return exitStatus }
+        var p = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        var n: Int32
+        repeat { n = poll(&p, 1, milliseconds) } while n < 0 && errno == EINTR
+        guard n > 0, reap() else { return nil }
+        return exitStatus
     }
 
     /// Reaps the child when it has ended (its pidfd is readable); true then.

@@ -785,7 +785,16 @@ final class App {
             case .restartAttempt: startAttempt()
             case .endAttempt: endAttempt()
             case .startFlash: _ = pls_timerfd_arm(timer, Int(LockScreen.flashSeconds * 1000))
-            case .unlock: unlock()
+            case .unlock:
+                // The result message alone is not enough: the child must also have
+                // ended with status 0 (what it exits with after PAM_SUCCESS).
+                guard let a = attempt, a.gotResult, a.waitExit(milliseconds: 2000) == 0 else {
+                    debug("the PAM child said success but did not exit 0; not unlocking")
+                    endAttempt()
+                    run(state.pamLost())
+                    continue
+                }
+                unlock()
             }
         }
     }

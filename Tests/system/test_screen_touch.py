@@ -10,6 +10,9 @@ documented common-auth with the test daemon's socket). The dots are found on
 the locker's first screenshot, never assumed.
 
 Screenshots land in build/screen-touch/."""
+import os
+import pathlib
+import pwd
 import re
 import shutil
 import signal
@@ -171,6 +174,34 @@ def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def pam_children(user):
+    """The pids of the locker's PAM children running as `user`."""
+    uid = pwd.getpwnam(user).pw_uid
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid and \
+                    b"--pam-child" in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
+def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(screens, live, enrolled):
+    # fd 3 is the conversation: a program a PAM module runs (pam_exec, a
+    # helper) must not get it across exec, or it could write a result.
+    s = screens("cloexec")
+    children = pam_children(enrolled)
+    assert len(children) == 1, children
+    fdinfo = pathlib.Path(f"/proc/{children[0]}/fdinfo/3").read_text()
+    flags = int(re.search(r"^flags:\s+(\d+)", fdinfo, re.M).group(1), 8)
+    assert "socket:" in os.readlink(f"/proc/{children[0]}/fd/3")
+    assert flags & os.O_CLOEXEC, fdinfo
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
 
 
 def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(screens, live, enrolled):
