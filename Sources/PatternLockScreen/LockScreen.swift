@@ -346,7 +346,10 @@ public struct LockScreen: Sendable {
     public mutating func key(_ key: Key) -> [Effect] {
         if phase == .checking { return key == .escape ? abandonChecking() : [] }
         if flashing {
+            // The key only ends the red: after a wrong pattern pam_unix's prompt is
+            // already up, and a dot typed now must not become its answer.
             flashEnded()
+            return []
         }
         let typing = phase == .password || fieldOpen
         switch key {

@@ -315,4 +315,21 @@ struct LockScreenTests {
         // Not checking: the watchdog changes nothing.
         #expect(s.checkingTooLong().isEmpty && !s.stuck)
     }
+
+    @Test("a key during the red flash only ends it: a dot typed then never reaches pam_unix's prompt")
+    func keyDuringFlash() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 5, 9, 6])
+        _ = s.pamError(Self.wrong)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(s.flashing && s.phase == .password)
+        #expect(s.key(.digit(1, text: [0x31])).isEmpty)
+        #expect(!s.flashing && s.field.isEmpty)
+        #expect(s.key(.enter).isEmpty)
+        #expect(s.phase == .password)
+        // Once the field shows, what is typed is the password.
+        _ = s.key(.digit(1, text: [0x31]))
+        #expect(s.field.withBytes { Array($0) } == [0x31])
+    }
 }
