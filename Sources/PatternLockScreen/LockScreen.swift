@@ -2,12 +2,50 @@
 import PatternLock
 import PatternLockWire
 
+/// The UTF-8 text one key typed, held inline (never on the heap, so no copy of
+/// a password's characters is left behind in freed memory); at most `capacity`
+/// bytes (one key types one character, at most 4).
+public struct KeyText: Equatable, Sendable, ExpressibleByArrayLiteral {
+    public static let capacity = 8
+    private var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0)
+    public private(set) var count = 0
+
+    /// The first `capacity` bytes of `source`.
+    public init(_ source: some Sequence<UInt8>) {
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            for b in source where count < Self.capacity {
+                raw[count] = b
+                count += 1
+            }
+        }
+    }
+
+    public init(arrayLiteral elements: UInt8...) { self.init(elements) }
+
+    /// The bytes, for the duration of `body` only.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeBytes(of: bytes) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
+    public var first: UInt8? { count > 0 ? withBytes { $0[0] } : nil }
+
+    /// Zeroes the bytes (the edge's copy, once the screen has taken them).
+    public mutating func wipe() {
+        bytes = (0, 0, 0, 0, 0, 0, 0, 0)
+        count = 0
+    }
+
+    public static func == (a: KeyText, b: KeyText) -> Bool {
+        a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
+    }
+}
+
 /// A key, as the keyboard edge reads it through xkbcommon.
 public enum Key: Equatable, Sendable {
     /// One of the keys 1–9 (top row or numeric keypad), with the text it types.
-    case digit(Int, text: [UInt8])
+    case digit(Int, text: KeyText)
     /// Any other printable key: its UTF-8 text.
-    case text([UInt8])
+    case text(KeyText)
     case enter
     case backspace
     case escape
@@ -106,7 +144,8 @@ public struct LockScreen: Sendable {
     private var attemptSpoke = false
     /// This attempt asked something (any prompt).
     private var attemptPrompted = false
-    private var typedKeys: [UInt8] = []
+    /// The keys typed as dots so far, in a locked buffer wiped on clear.
+    private let typedKeys = SecretField()
 
     public struct Options: Sendable {
         public var hidePath: Bool
@@ -355,26 +394,26 @@ public struct LockScreen: Sendable {
         switch key {
         case .digit(let k, let text):
             if typing {
-                field.append(text)
+                _ = text.withBytes { field.append($0) }
                 return []
             }
             if gesture.active { return [] }
             // Kept as typed too: a later letter makes them a password's first characters.
             gesture.type(dot: layout.dot(forKey: k))
-            typedKeys += text
+            _ = text.withBytes { typedKeys.append($0) }
             notice = nil
             return []
         case .text(let bytes):
             if typing {
-                field.append(bytes)
+                _ = bytes.withBytes { field.append($0) }
                 return []
             }
             if gesture.active { return [] }
             // A password: the keys typed as dots so far were its first characters.
             fieldOpen = true
             field.clear()
-            field.append(typedKeys)
-            field.append(bytes)
+            _ = typedKeys.withBytes { field.append($0) }
+            _ = bytes.withBytes { field.append($0) }
             clearTypedKeys()
             gesture.clear()
             return []
@@ -423,7 +462,7 @@ public struct LockScreen: Sendable {
         }
     }
 
-    private mutating func clearTypedKeys() { wipe(&typedKeys) }
+    private mutating func clearTypedKeys() { typedKeys.clear() }
 
     /// Writes `pattern` as the keys its dots sit on in `layout` (the layout is its
     /// own inverse) into `out`; returns how many bytes it wrote.

@@ -505,7 +505,7 @@ final class App {
 
     /// The box a motion changed on the screen it is drawn on: from the path's last
     /// dot (before the motion) over the old and new finger and any dots it added.
-    func motionDamage(_ o: Output, before: (last: Int?, end: Point?), added: [Int]) -> Rect? {
+    func motionDamage(_ o: Output, before: (last: Int?, end: Point?), added: ArraySlice<Int>) -> Rect? {
         guard let layout = o.layout else { return nil }
         var points: [Point] = []
         if let last = before.last { points.append(layout.grid.center(of: last)) }
@@ -537,7 +537,7 @@ final class App {
         let count = state.gesture.dots.count
         state.move(to: p, touch: touch)
         if state.options.hidePath { return }
-        let added = Array(state.gesture.dots[count...])
+        let added = state.gesture.dots[count...]
         if !added.isEmpty {
             // Lit dots show on every screen.
             invalidateAll()
@@ -672,18 +672,22 @@ final class App {
         case 0xFF97: k = .digit(8, text: [0x38])
         case 0xFF9A: k = .digit(9, text: [0x39])
         default:
-            var buf = [CChar](repeating: 0, count: 64)
-            let n = Int(xkb_state_key_get_utf8(xkbState, keycode, &buf, buf.count))
-            if n > 0 && n < buf.count {
-                var bytes = buf[..<n].map { UInt8(bitPattern: $0) }
-                if bytes.count == 1 && bytes[0] >= 0x31 && bytes[0] <= 0x39 {
-                    k = .digit(Int(bytes[0] - 0x30), text: bytes)
-                } else if bytes[0] >= 0x20 && bytes[0] != 0x7F {
-                    k = .text(bytes)
+            // The text goes from a stack buffer into an inline KeyText (no heap
+            // copy of a password's character), and the buffer is wiped.
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
+                guard let base = buf.baseAddress else { return }
+                buf.initialize(repeating: 0)
+                defer { pl_wipe(base, buf.count) }
+                let n = Int(xkb_state_key_get_utf8(xkbState, keycode, base, buf.count))
+                guard n > 0 && n <= KeyText.capacity else { return }
+                let text = KeyText(buf[..<n].lazy.map { UInt8(bitPattern: $0) })
+                guard let first = text.first else { return }
+                if n == 1 && first >= 0x31 && first <= 0x39 {
+                    k = .digit(Int(first - 0x30), text: text)
+                } else if first >= 0x20 && first != 0x7F {
+                    k = .text(text)
                 }
-                wipe(&bytes)
             }
-            buf.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
         }
         guard let k else { return }
         ensureAttempt()

@@ -93,9 +93,9 @@ struct LockScreenTests {
     func passwordAtPatternPrompt() {
         var s = screen()
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
-        _ = s.key(.text(Array("s".utf8)))
+        _ = s.key(.text(KeyText("s".utf8)))
         #expect(s.showsField && s.fieldOpen)
-        _ = s.key(.text(Array("ecret".utf8)))
+        _ = s.key(.text(KeyText("ecret".utf8)))
         #expect(s.key(.enter) == [.answerEmpty])
         #expect(s.phase == .checking)
         #expect(answers(s.pamPrompt("Password: ", echo: false)) == [.answerField])
@@ -331,5 +331,23 @@ struct LockScreenTests {
         // Once the field shows, what is typed is the password.
         _ = s.key(.digit(1, text: [0x31]))
         #expect(s.field.withBytes { Array($0) } == [0x31])
+    }
+
+    @Test("a key's text is held inline, at most one key's worth, and typed keys go to the field without a copy")
+    func keyText() {
+        let t = KeyText("ab".utf8)
+        #expect(t.count == 2 && t.withBytes { Array($0) } == Array("ab".utf8))
+        #expect(KeyText(Array(repeating: 0x61, count: 20)).count == KeyText.capacity)
+        #expect(MemoryLayout<KeyText>.size <= 16)  // inline: no heap storage to leave behind
+        var w = t
+        w.wipe()
+        #expect(w.count == 0 && w.withBytes { Array($0) }.isEmpty)
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        for k in [1, 2, 1] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        _ = s.key(.text(KeyText("é".utf8)))
+        #expect(s.field.withBytes { Array($0) } == Array("121é".utf8))
+        _ = s.key(.escape)
+        #expect(s.field.isEmpty && s.gesture.dots.isEmpty)
     }
 }

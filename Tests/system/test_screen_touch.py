@@ -439,3 +439,12 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
     finally:
         locker.close()
         compositor.close()
+
+
+def test_the_pattern_typed_on_the_keyboard_unlocks(screens, live, enrolled):
+    # The keyboard edge: xkbcommon's text for each key, into the screen's state.
+    s = screens("typed")
+    s.compositor.ok("type " + RIGHT)
+    s.compositor.ok("key Return")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
