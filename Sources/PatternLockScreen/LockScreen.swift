@@ -144,6 +144,13 @@ public struct LockScreen: Sendable {
     private var attemptSpoke = false
     /// This attempt asked something (any prompt).
     private var attemptPrompted = false
+    /// The user answered a prompt of this attempt.
+    private var attemptAnswered = false
+    /// PAM said yes to an attempt nobody answered (a stack that asks nothing, as
+    /// an empty password under `nullok`): the unlock waits for a person's press,
+    /// touch or key, as swaylock waits for Enter.
+    public private(set) var successHeld = false
+    public static let heldNotice = "Tap or press a key to unlock."
     /// The keys typed as dots so far, in a locked buffer wiped on clear.
     private let typedKeys = SecretField()
 
@@ -172,6 +179,7 @@ public struct LockScreen: Sendable {
     public mutating func attemptStarted() {
         attemptSpoke = false
         attemptPrompted = false
+        attemptAnswered = false
         patternAsked = false
         answeredPattern = false
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
@@ -187,11 +195,13 @@ public struct LockScreen: Sendable {
             promptText = nil
             if passwordPending {
                 phase = .checking
+                attemptAnswered = true
                 effects.append(.answerEmpty)
             } else if let pattern = pendingPattern {
                 pendingPattern = nil
                 phase = .checking
                 answeredPattern = true
+                attemptAnswered = true
                 effects.append(.answerPattern(pattern, layout: moduleLayout))
             } else {
                 phase = .pattern
@@ -206,6 +216,7 @@ public struct LockScreen: Sendable {
             passwordPending = false
             fieldOpen = false
             phase = .checking
+            attemptAnswered = true
             effects.append(.answerField)
             return effects
         }
@@ -247,6 +258,15 @@ public struct LockScreen: Sendable {
         var effects: [Effect] = [.log("attempt result=\(success ? "success" : "failure")")]
         if success {
             phase = .checking
+            if !attemptAnswered {
+                successHeld = true
+                notice = Self.heldNotice
+                gesture.clear()
+                clearTypedKeys()
+                field.clear()
+                fieldOpen = false
+                return effects + [.log("success held until the user acts")]
+            }
             effects.append(.unlock)
             return effects
         }
@@ -289,7 +309,7 @@ public struct LockScreen: Sendable {
 
     /// The answer has been with PAM for `stuckSeconds` (the edge's watchdog).
     public mutating func checkingTooLong() -> [Effect] {
-        guard phase == .checking, !stuck else { return [] }
+        guard phase == .checking, !stuck, !successHeld else { return [] }
         stuck = true
         notice = Self.stuckNotice
         return [.log("no answer from PAM for \(Int(Self.stuckSeconds)) s")]
@@ -313,6 +333,7 @@ public struct LockScreen: Sendable {
     // MARK: Pointer and touch
 
     public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
+        if successHeld { return [.unlock] }
         switch phase {
         case .checking: return stuck ? abandonChecking() : []
         case .password:
@@ -372,6 +393,7 @@ public struct LockScreen: Sendable {
             if phase == .pattern {
                 phase = .checking
                 answeredPattern = true
+                attemptAnswered = true
                 return [.answerPattern(pattern, layout: moduleLayout)]
             }
             pendingPattern = pattern
@@ -383,6 +405,7 @@ public struct LockScreen: Sendable {
     // MARK: Keyboard
 
     public mutating func key(_ key: Key) -> [Effect] {
+        if successHeld { return [.unlock] }
         if phase == .checking { return key == .escape ? abandonChecking() : [] }
         if flashing {
             // The key only ends the red: after a wrong pattern pam_unix's prompt is
@@ -422,6 +445,7 @@ public struct LockScreen: Sendable {
                 guard !field.isEmpty else { return [] }
                 phase = .checking
                 answeredPattern = false
+                attemptAnswered = true
                 return [.answerField]
             }
             if fieldOpen {
@@ -429,6 +453,7 @@ public struct LockScreen: Sendable {
                 passwordPending = true
                 if phase == .pattern {
                     phase = .checking
+                    attemptAnswered = true
                     return [.answerEmpty]
                 }
                 phase = .checking

@@ -732,7 +732,7 @@ final class App {
 
     /// Arms the watchdog while an answer is with PAM, disarms it otherwise.
     func syncWatchdog() {
-        let want = state.phase == .checking && !state.stuck
+        let want = state.phase == .checking && !state.stuck && !state.successHeld
         guard want != watchdogArmed else { return }
         _ = pls_timerfd_arm(watchdog, want ? Int(LockScreen.stuckSeconds * 1000) : 0)
         watchdogArmed = want
@@ -750,8 +750,9 @@ final class App {
         guard let a = attempt else { return }
         while true {
             guard let received = a.receive() else {
-                // The child went away.
-                if !a.gotResult { run(state.pamLost()) } else { startAttempt() }
+                // The child went away: without a result, a lost attempt; after
+                // one (a success held for the user's action), nothing more to read.
+                if !a.gotResult { run(state.pamLost()) } else { a.end() }
                 invalidateAll()
                 return
             }

@@ -350,4 +350,35 @@ struct LockScreenTests {
         _ = s.key(.escape)
         #expect(s.field.isEmpty && s.gesture.dots.isEmpty)
     }
+
+    @Test("a success nobody answered a prompt for is held until a press, a touch or a key")
+    func unansweredSuccessHeld() throws {
+        // An empty password under nullok, not enrolled: PAM says yes at lock time.
+        var s = screen()
+        #expect(answers(s.pamResult(success: true)) == [])
+        #expect(s.successHeld && s.notice == LockScreen.heldNotice)
+        #expect(s.checkingTooLong().isEmpty && !s.stuck)  // no watchdog while held
+        #expect(s.press(at: centre(5), touch: 1) == [.unlock])
+        var k = screen()
+        _ = k.pamResult(success: true)
+        #expect(k.key(.escape) == [.unlock])
+        // A pattern drawn before the prompt and answered by this attempt unlocks at once.
+        var d = screen()
+        _ = draw(&d, [1, 2, 3, 6])
+        _ = d.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(answers(d.pamResult(success: true)) == [.unlock])
+        // So does the password answered at pam_unix's prompt.
+        var p = screen()
+        _ = p.pamPrompt("Password: ", echo: false)
+        _ = p.key(.text([0x61]))
+        #expect(p.key(.enter) == [.answerField])
+        #expect(answers(p.pamResult(success: true)) == [.unlock])
+        // An attempt that answered nothing, after one that did, holds again.
+        var n = screen()
+        _ = n.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&n, [1, 5, 9, 6])
+        _ = n.pamResult(success: false)
+        n.attemptStarted()
+        #expect(answers(n.pamResult(success: true)) == [] && n.successHeld)
+    }
 }

@@ -448,3 +448,29 @@ def test_the_pattern_typed_on_the_keyboard_unlocks(screens, live, enrolled):
     s.compositor.ok("key Return")
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
+        compositor_built, user, shared_tmp, tmp_path):
+    # As an empty password under pam_unix nullok: PAM succeeds at lock time with
+    # nobody at the machine. The session stays locked until a person acts.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-permit"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_permit.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "permit-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        time.sleep(2)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        assert "Tap or press a key to unlock" in ocr(compositor.screenshot(SHOTS / "held.png")[0].path)
+        compositor.ok("touch down 0 5 5")
+        assert locker.wait(10) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()
