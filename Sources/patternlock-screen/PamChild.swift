@@ -143,7 +143,9 @@ final class PamAttempt {
         let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return .some(nil) }
         guard n > 0 else { return nil }
-        return try? PamMessage(datagram: buffer[..<n])
+        // A malformed message ends the attempt (nil), never "nothing more now".
+        guard let message = try? PamMessage(datagram: buffer[..<n]) else { return nil }
+        return message
     }
 
     /// Sends an answer ("A" and the bytes) from a temporary buffer that is wiped.
