@@ -438,7 +438,12 @@ final class App {
 
     func unlock() -> Never {
         if let lock { ext_session_lock_v1_unlock_and_destroy(lock) }
-        _ = wl_display_roundtrip(display)
+        // Exit 0 only once the compositor has the unlock: a lost connection here
+        // may have left the session locked (swayidle and scripts read the status).
+        guard wl_display_roundtrip(display) >= 0 else {
+            say("the connection to the compositor was lost while unlocking; the session may still be locked.")
+            exit(1)
+        }
         debug("unlocked")
         exit(0)
     }
