@@ -826,12 +826,18 @@ final class App {
             while wl_display_prepare_read(display) != 0 {
                 if wl_display_dispatch_pending(display) < 0 { connectionLost() }
             }
-            if wl_display_flush(display) < 0 && errno != EAGAIN {
-                wl_display_cancel_read(display)
-                connectionLost()
+            // A full socket (EAGAIN) keeps the rest for when it can take more:
+            // poll for POLLOUT then, and flush again at the top of the loop.
+            var unflushed = false
+            if wl_display_flush(display) < 0 {
+                guard errno == EAGAIN else {
+                    wl_display_cancel_read(display)
+                    connectionLost()
+                }
+                unflushed = true
             }
             var fds: [pollfd] = [
-                pollfd(fd: wlFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wlFD, events: Int16(unflushed ? POLLIN | POLLOUT : POLLIN), revents: 0),
                 pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.socket ?? -1, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.pidfd ?? -1, events: Int16(POLLIN), revents: 0),
