@@ -20,9 +20,11 @@ final class ShmBuffer {
     /// What changed since this buffer was last drawn (logical pixels); nil: all of it.
     var stale: Rect?
 
-    init?(shm: OpaquePointer, width: Int32, height: Int32) {
-        let stride = width * 4
-        size = Int(stride) * Int(height)
+    init?(shm: OpaquePointer, size checked: BufferSize) {
+        let width = checked.width
+        let height = checked.height
+        let stride = checked.stride
+        size = Int(checked.bytes)
         let fd = pls_shm_file(size)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -412,6 +414,14 @@ final class App {
     func configure(_ lockSurface: OpaquePointer?, serial: UInt32, width: Int, height: Int) {
         guard let o = outputs.first(where: { $0.lockSurface == lockSurface }) else { return }
         ext_session_lock_surface_v1_ack_configure(lockSurface, serial)
+        // A size no screen has is not drawn (and never reaches Int32 arithmetic).
+        guard width <= Int(BufferSize.maximumSide), height <= Int(BufferSize.maximumSide) else {
+            say("the compositor asked for a \(width)×\(height) lock surface; it is not drawn.")
+            o.width = 0
+            o.height = 0
+            o.layout = nil
+            return
+        }
         if o.width != width || o.height != height {
             o.width = width
             o.height = height
@@ -469,13 +479,18 @@ final class App {
         guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
         let area =
             o.content != nil ? layout.contentRect : Rect(x: 0, y: 0, width: Double(o.width), height: Double(o.height))
-        let pw = Int32(area.width) * o.scale
-        let ph = Int32(area.height) * o.scale
+        // A size no buffer can have (a compositor's nonsense) is not drawn.
+        guard let checked = BufferSize(width: area.width, height: area.height, scale: o.scale) else {
+            o.dirty = false
+            return
+        }
+        let pw = checked.width
+        let ph = checked.height
         // A second buffer only when the compositor still holds the first: wlroots
         // copies a wl_shm buffer at commit and releases it at once, so one full-screen
         // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
         if !o.buffers.contains(where: { !$0.busy }) && o.buffers.count < 2,
-            let b = ShmBuffer(shm: shm, width: pw, height: ph)
+            let b = ShmBuffer(shm: shm, size: checked)
         {
             o.buffers.append(b)
         }
