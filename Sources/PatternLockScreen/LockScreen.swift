@@ -170,6 +170,9 @@ public struct LockScreen: Sendable {
 
     /// Whether the grid shows (the red flash of a wrong pattern included).
     public var showsGrid: Bool { flashing || phase != .password }
+    /// Whether the field shows its text in clear: the answer to an echo-on prompt
+    /// (PAM_PROMPT_ECHO_ON: a user name, a token's serial) is not secret.
+    public var showsFieldInClear: Bool { phase == .password && promptEcho && showsField }
     /// Whether the password field shows.
     public var showsField: Bool { !flashing && (phase == .password || fieldOpen) }
 

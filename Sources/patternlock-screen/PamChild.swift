@@ -29,6 +29,9 @@ func runPamChild() -> Never {
     var rc = pam_start("patternlock-screen", user, &conversation, &handle)
     if rc == PAM_SUCCESS, let handle {
         rc = pam_authenticate(handle, 0)
+        // As i3lock does: refresh the credentials (Kerberos tickets) after a
+        // success; a failure here does not keep the session locked.
+        if rc == PAM_SUCCESS { _ = pam_setcred(handle, Int32(PAM_REFRESH_CRED)) }
         _ = pam_end(handle, rc)
     }
     _ = send(PamMessage.result(success: rc == PAM_SUCCESS, code: rc))

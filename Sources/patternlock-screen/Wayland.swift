@@ -318,7 +318,8 @@ final class App {
         if let ls = o.lockSurface { ext_session_lock_surface_v1_destroy(ls) }
         if let s = o.surface { wl_surface_destroy(s) }
         o.buffers.forEach { $0.destroy() }
-        wl_output_destroy(o.output)
+        // wl_output.release (version 3) tells the compositor; destroy alone does not.
+        if wl_proxy_get_version(o.output) >= 3 { wl_output_release(o.output) } else { wl_output_destroy(o.output) }
         if inputOutput === o { inputOutput = nil }
         if pointerOutput === o { pointerOutput = nil }
     }

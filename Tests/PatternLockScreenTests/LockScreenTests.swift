@@ -381,4 +381,20 @@ struct LockScreenTests {
         n.attemptStarted()
         #expect(answers(n.pamResult(success: true)) == [] && n.successHeld)
     }
+
+    @Test("the answer to an echo-on prompt shows in clear; a password prompt's, and a password typed at the grid, masked")
+    func echoOnInClear() {
+        var s = screen()
+        _ = s.pamPrompt("Token serial: ", echo: true)
+        _ = s.key(.text([0x61]))
+        #expect(s.showsField && s.showsFieldInClear)
+        var p = screen()
+        _ = p.pamPrompt("Password: ", echo: false)
+        _ = p.key(.text([0x61]))
+        #expect(p.showsField && !p.showsFieldInClear)
+        var g = screen()
+        _ = g.pamPrompt(Self.patternPrompt, echo: false)
+        _ = g.key(.text([0x61]))
+        #expect(g.showsField && !g.showsFieldInClear)
+    }
 }
