@@ -31,6 +31,9 @@ public struct GestureTracker: Sendable {
 
     public init(geometry: GridGeometry) {
         self.geometry = geometry
+        // Room for every dot at once: appending never reallocates and leaves a
+        // copy of the path in freed memory.
+        dots.reserveCapacity(9)
     }
 
     public var isEmpty: Bool { dots.isEmpty }
@@ -97,7 +100,7 @@ public struct GestureTracker: Sendable {
     /// Clears the path (touch cancel, Backspace, a new press); the dots are wiped.
     public mutating func clear() {
         for i in dots.indices { dots[i] = 0 }
-        dots.removeAll()
+        dots.removeAll(keepingCapacity: true)
         used = 0
         active = false
         lineEnd = nil

@@ -2,12 +2,50 @@
 import PatternLock
 import PatternLockWire
 
+/// The UTF-8 text one key typed, held inline (never on the heap, so no copy of
+/// a password's characters is left behind in freed memory); at most `capacity`
+/// bytes (one key types one character, at most 4).
+public struct KeyText: Equatable, Sendable, ExpressibleByArrayLiteral {
+    public static let capacity = 8
+    private var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0)
+    public private(set) var count = 0
+
+    /// The first `capacity` bytes of `source`.
+    public init(_ source: some Sequence<UInt8>) {
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            for b in source where count < Self.capacity {
+                raw[count] = b
+                count += 1
+            }
+        }
+    }
+
+    public init(arrayLiteral elements: UInt8...) { self.init(elements) }
+
+    /// The bytes, for the duration of `body` only.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeBytes(of: bytes) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
+    public var first: UInt8? { count > 0 ? withBytes { $0[0] } : nil }
+
+    /// Zeroes the bytes (the edge's copy, once the screen has taken them).
+    public mutating func wipe() {
+        bytes = (0, 0, 0, 0, 0, 0, 0, 0)
+        count = 0
+    }
+
+    public static func == (a: KeyText, b: KeyText) -> Bool {
+        a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
+    }
+}
+
 /// A key, as the keyboard edge reads it through xkbcommon.
 public enum Key: Equatable, Sendable {
     /// One of the keys 1–9 (top row or numeric keypad), with the text it types.
-    case digit(Int, text: [UInt8])
+    case digit(Int, text: KeyText)
     /// Any other printable key: its UTF-8 text.
-    case text([UInt8])
+    case text(KeyText)
     case enter
     case backspace
     case escape
@@ -15,8 +53,10 @@ public enum Key: Equatable, Sendable {
 
 /// What the lock screen asks its edges to do after an event.
 public enum Effect: Equatable, Sendable {
-    /// Answer the PAM child's prompt with this pattern's digits.
-    case answerPattern(Pattern)
+    /// Answer the PAM child's prompt with this pattern, each dot written as the
+    /// key it sits on in the module's layout (`LockScreen.answerKeys`): the module
+    /// reads its answer in its own layout and turns it back into dots.
+    case answerPattern(Pattern, layout: KeypadLayout)
     /// Answer it with the password field's bytes; the field is cleared after sending.
     case answerField
     /// Answer the pattern prompt with nothing (the module then asks no more and
@@ -24,6 +64,10 @@ public enum Effect: Equatable, Sendable {
     case answerEmpty
     /// End the PAM child's attempt (SIGKILL if it still runs) and start a new one.
     case restartAttempt
+    /// End the PAM child's attempt and start the next only at the next user input
+    /// (press, touch or key): an attempt that failed without asking anything (a
+    /// user pam_faillock has locked) would otherwise fail again at once, forever.
+    case endAttempt
     /// Arm the timer that ends the red flash (`LockScreen.flashSeconds`).
     case startFlash
     /// PAM said yes: unlock the session.
@@ -48,11 +92,24 @@ public struct LockScreen: Sendable {
     }
 
     public static let flashSeconds = 1.0
+    /// How long an answer may be with PAM before the screen offers to start again
+    /// (a PAM module that hangs must not leave the screen with no way to unlock).
+    public static let stuckSeconds = 12.0
+    public static let stuckNotice = "No answer yet. Tap or press Escape to start again."
     public static let tooShortNotice = PatternError.tooShort(0).description
     public static let failedNotice = "Not unlocked. Try again."
 
     public var options: Options
-    public private(set) var phase: Phase = .waiting
+    public private(set) var phase: Phase = .waiting {
+        didSet {
+            if phase != .checking && stuck {
+                stuck = false
+                if notice == Self.stuckNotice { notice = nil }
+            }
+        }
+    }
+    /// PAM has had the answer for `stuckSeconds`: a tap or Escape starts again.
+    public private(set) var stuck = false
     public var gesture: GestureTracker
     /// The path shows red (a wrong pattern), for `flashSeconds`.
     public private(set) var flashing = false
@@ -67,8 +124,12 @@ public struct LockScreen: Sendable {
     public let field = SecretField()
     /// A printable key opened the field while the grid shows.
     public private(set) var fieldOpen = false
-    /// The keys the dots are typed on (the option, or what the module's prompt names).
-    public private(set) var layout: KeypadLayout
+    /// The keys the dots are typed on: `--layout`, only. The module's layout says
+    /// how the answer is written (`moduleLayout`), never which key lights which dot.
+    public var layout: KeypadLayout { options.layout }
+    /// The layout the module reads its answer in (what its prompt or grid picture
+    /// names; phone when it names none).
+    public private(set) var moduleLayout: KeypadLayout = .phone
 
     /// This attempt asked for the pattern: a password prompt after it may be left
     /// for the grid (a new attempt), which the screen then offers.
@@ -81,7 +142,17 @@ public struct LockScreen: Sendable {
     private var passwordPending = false
     private var answeredPattern = false
     private var attemptSpoke = false
-    private var typedKeys: [UInt8] = []
+    /// This attempt asked something (any prompt).
+    private var attemptPrompted = false
+    /// The user answered a prompt of this attempt.
+    private var attemptAnswered = false
+    /// PAM said yes to an attempt nobody answered (a stack that asks nothing, as
+    /// an empty password under `nullok`): the unlock waits for a person's press,
+    /// touch or key, as swaylock waits for Enter.
+    public private(set) var successHeld = false
+    public static let heldNotice = "Tap or press a key to unlock."
+    /// The keys typed as dots so far, in a locked buffer wiped on clear.
+    private let typedKeys = SecretField()
 
     public struct Options: Sendable {
         public var hidePath: Bool
@@ -94,12 +165,14 @@ public struct LockScreen: Sendable {
 
     public init(options: Options = Options(), geometry: GridGeometry) {
         self.options = options
-        self.layout = options.layout
         self.gesture = GestureTracker(geometry: geometry)
     }
 
     /// Whether the grid shows (the red flash of a wrong pattern included).
     public var showsGrid: Bool { flashing || phase != .password }
+    /// Whether the field shows its text in clear: the answer to an echo-on prompt
+    /// (PAM_PROMPT_ECHO_ON: a user name, a token's serial) is not secret.
+    public var showsFieldInClear: Bool { phase == .password && promptEcho && showsField }
     /// Whether the password field shows.
     public var showsField: Bool { !flashing && (phase == .password || fieldOpen) }
 
@@ -108,6 +181,8 @@ public struct LockScreen: Sendable {
     /// A new PAM attempt (child) started.
     public mutating func attemptStarted() {
         attemptSpoke = false
+        attemptPrompted = false
+        attemptAnswered = false
         patternAsked = false
         answeredPattern = false
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
@@ -115,19 +190,22 @@ public struct LockScreen: Sendable {
 
     public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
         let kind = ModulePrompt(prompt: text)
+        attemptPrompted = true
         if case .pattern(let named, _) = kind {
-            if let named { layout = named }
+            if let named { moduleLayout = named }
             patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
             if passwordPending {
                 phase = .checking
+                attemptAnswered = true
                 effects.append(.answerEmpty)
             } else if let pattern = pendingPattern {
                 pendingPattern = nil
                 phase = .checking
                 answeredPattern = true
-                effects.append(.answerPattern(pattern))
+                attemptAnswered = true
+                effects.append(.answerPattern(pattern, layout: moduleLayout))
             } else {
                 phase = .pattern
             }
@@ -141,6 +219,7 @@ public struct LockScreen: Sendable {
             passwordPending = false
             fieldOpen = false
             phase = .checking
+            attemptAnswered = true
             effects.append(.answerField)
             return effects
         }
@@ -160,7 +239,7 @@ public struct LockScreen: Sendable {
 
     public mutating func pamInfo(_ text: String) -> [Effect] {
         if let named = ModulePrompt.gridMessage(text) {
-            layout = named
+            moduleLayout = named
             return []
         }
         return show(text)
@@ -182,6 +261,15 @@ public struct LockScreen: Sendable {
         var effects: [Effect] = [.log("attempt result=\(success ? "success" : "failure")")]
         if success {
             phase = .checking
+            if !attemptAnswered {
+                successHeld = true
+                notice = Self.heldNotice
+                gesture.clear()
+                clearTypedKeys()
+                field.clear()
+                fieldOpen = false
+                return effects + [.log("success held until the user acts")]
+            }
             effects.append(.unlock)
             return effects
         }
@@ -192,16 +280,21 @@ public struct LockScreen: Sendable {
             // A wrong password: pam_unix says nothing, the screen does.
             notice = Self.failedNotice
         }
+        effects.append(nextAttempt())
         endAttempt()
-        effects.append(.restartAttempt)
         return effects
     }
 
     /// The PAM child ended without a result (it crashed or was killed).
     public mutating func pamLost() -> [Effect] {
+        let next = nextAttempt()
         endAttempt()
-        return [.restartAttempt]
+        return [next]
     }
+
+    /// After an attempt that asked something, the next starts at once (the user
+    /// is there); after one that asked nothing, at the next user input.
+    private func nextAttempt() -> Effect { attemptPrompted ? .restartAttempt : .endAttempt }
 
     private mutating func endAttempt() {
         answeredPattern = false
@@ -217,6 +310,21 @@ public struct LockScreen: Sendable {
         }
     }
 
+    /// The answer has been with PAM for `stuckSeconds` (the edge's watchdog).
+    public mutating func checkingTooLong() -> [Effect] {
+        guard phase == .checking, !stuck, !successHeld else { return [] }
+        stuck = true
+        notice = Self.stuckNotice
+        return [.log("no answer from PAM for \(Int(Self.stuckSeconds)) s")]
+    }
+
+    /// The user gave up on the answer with PAM: the attempt ends, a new one starts.
+    private mutating func abandonChecking() -> [Effect] {
+        endAttempt()
+        notice = nil
+        return [.log("attempt abandoned"), .restartAttempt]
+    }
+
     /// The red flash is over.
     public mutating func flashEnded() {
         guard flashing else { return }
@@ -228,8 +336,9 @@ public struct LockScreen: Sendable {
     // MARK: Pointer and touch
 
     public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
+        if successHeld { return [.unlock] }
         switch phase {
-        case .checking: return []
+        case .checking: return stuck ? abandonChecking() : []
         case .password:
             if flashing {
                 flashEnded()
@@ -287,7 +396,8 @@ public struct LockScreen: Sendable {
             if phase == .pattern {
                 phase = .checking
                 answeredPattern = true
-                return [.answerPattern(pattern)]
+                attemptAnswered = true
+                return [.answerPattern(pattern, layout: moduleLayout)]
             }
             pendingPattern = pattern
             phase = .checking
@@ -298,34 +408,38 @@ public struct LockScreen: Sendable {
     // MARK: Keyboard
 
     public mutating func key(_ key: Key) -> [Effect] {
-        if phase == .checking { return [] }
+        if successHeld { return [.unlock] }
+        if phase == .checking { return key == .escape ? abandonChecking() : [] }
         if flashing {
+            // The key only ends the red: after a wrong pattern pam_unix's prompt is
+            // already up, and a dot typed now must not become its answer.
             flashEnded()
+            return []
         }
         let typing = phase == .password || fieldOpen
         switch key {
         case .digit(let k, let text):
             if typing {
-                field.append(text)
+                _ = text.withBytes { field.append($0) }
                 return []
             }
             if gesture.active { return [] }
             // Kept as typed too: a later letter makes them a password's first characters.
             gesture.type(dot: layout.dot(forKey: k))
-            typedKeys += text
+            _ = text.withBytes { typedKeys.append($0) }
             notice = nil
             return []
         case .text(let bytes):
             if typing {
-                field.append(bytes)
+                _ = bytes.withBytes { field.append($0) }
                 return []
             }
             if gesture.active { return [] }
             // A password: the keys typed as dots so far were its first characters.
             fieldOpen = true
             field.clear()
-            field.append(typedKeys)
-            field.append(bytes)
+            _ = typedKeys.withBytes { field.append($0) }
+            _ = bytes.withBytes { field.append($0) }
             clearTypedKeys()
             gesture.clear()
             return []
@@ -334,6 +448,7 @@ public struct LockScreen: Sendable {
                 guard !field.isEmpty else { return [] }
                 phase = .checking
                 answeredPattern = false
+                attemptAnswered = true
                 return [.answerField]
             }
             if fieldOpen {
@@ -341,6 +456,7 @@ public struct LockScreen: Sendable {
                 passwordPending = true
                 if phase == .pattern {
                     phase = .checking
+                    attemptAnswered = true
                     return [.answerEmpty]
                 }
                 phase = .checking
@@ -374,5 +490,18 @@ public struct LockScreen: Sendable {
         }
     }
 
-    private mutating func clearTypedKeys() { wipe(&typedKeys) }
+    private mutating func clearTypedKeys() { typedKeys.clear() }
+
+    /// Writes `pattern` as the keys its dots sit on in `layout` (the layout is its
+    /// own inverse) into `out`; returns how many bytes it wrote.
+    public static func answerKeys(_ pattern: Pattern, layout: KeypadLayout, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        pattern.withDigits { digits in
+            var n = 0
+            for d in digits where n < out.count {
+                out[n] = UInt8(layout.dot(forKey: Int(d) - 0x30)) + 0x30
+                n += 1
+            }
+            return n
+        }
+    }
 }

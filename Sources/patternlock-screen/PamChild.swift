@@ -15,6 +15,9 @@ let pamChildFD: Int32 = 3
 /// conversation relayed over fd 3, its result sent last. Runs in a process of
 /// its own (spawned per attempt), so a PAM module that hangs never freezes the screen.
 func runPamChild() -> Never {
+    // dup2 onto fd 3 cleared close-on-exec: a program a PAM module runs must not
+    // inherit the conversation (it could write a result).
+    guard fcntl(pamChildFD, F_SETFD, FD_CLOEXEC) == 0 else { exit(1) }
     guard let pw = getpwuid(getuid()), let namePointer = pw.pointee.pw_name else {
         _ = send(PamMessage.error("patternlock-screen: this user has no entry in the password database."))
         _ = send(PamMessage.result(success: false, code: -1))
@@ -26,6 +29,9 @@ func runPamChild() -> Never {
     var rc = pam_start("patternlock-screen", user, &conversation, &handle)
     if rc == PAM_SUCCESS, let handle {
         rc = pam_authenticate(handle, 0)
+        // As i3lock does: refresh the credentials (Kerberos tickets) after a
+        // success; a failure here does not keep the session locked.
+        if rc == PAM_SUCCESS { _ = pam_setcred(handle, Int32(PAM_REFRESH_CRED)) }
         _ = pam_end(handle, rc)
     }
     _ = send(PamMessage.result(success: rc == PAM_SUCCESS, code: rc))
@@ -101,9 +107,12 @@ private func receiveAnswer() -> UnsafeMutablePointer<CChar>? {
 /// it ended, and the screen's end of the socket pair.
 final class PamAttempt {
     let pid: pid_t
-    let pidfd: Int32
+    /// The pidfd, until the child is reaped (then -1).
+    private(set) var pidfd: Int32
     private(set) var socket: Int32
     var gotResult = false
+    /// The child's exit status once it ended and was reaped (`pls_reap`'s value).
+    private(set) var exitStatus: Int32?
 
     private init(pid: pid_t, pidfd: Int32, socket: Int32) {
         self.pid = pid
@@ -137,7 +146,9 @@ final class PamAttempt {
         let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return .some(nil) }
         guard n > 0 else { return nil }
-        return try? PamMessage(datagram: buffer[..<n])
+        // A malformed message ends the attempt (nil), never "nothing more now".
+        guard let message = try? PamMessage(datagram: buffer[..<n]) else { return nil }
+        return message
     }
 
     /// Sends an answer ("A" and the bytes) from a temporary buffer that is wiped.
@@ -149,6 +160,29 @@ final class PamAttempt {
             _ = pls_send(socket, buffer.baseAddress, UInt(n + 1))
             if let base = buffer.baseAddress { pl_wipe(base, buffer.count) }
         }
+    }
+
+    /// Waits up to `milliseconds` for the child to end; its exit status, or nil
+    /// when it still runs.
+    func waitExit(milliseconds: Int32) -> Int32? {
+        if let exitStatus { return exitStatus }
+        var p = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        var n: Int32
+        repeat { n = poll(&p, 1, milliseconds) } while n < 0 && errno == EINTR
+        guard n > 0, reap() else { return nil }
+        return exitStatus
+    }
+
+    /// Reaps the child when it has ended (its pidfd is readable); true then.
+    @discardableResult
+    func reap() -> Bool {
+        if exitStatus != nil { return true }
+        let r = pls_reap(pid)
+        guard r != -2 else { return false }
+        exitStatus = r
+        close(pidfd)
+        pidfd = -1
+        return true
     }
 
     /// Ends the attempt: SIGKILL when it still runs, the socket closed. The

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
+import CPatternLockShims
 import Glibc
 import PatternLockScreen
 
@@ -192,8 +193,12 @@ struct Renderer {
         cairo_set_line_width(cr, 2)
         cairo_rectangle(cr, box.x + 1, box.y + 1, box.width - 2, box.height - 2)
         cairo_stroke(cr)
-        let n = state.field.characters
         set(cr, Self.text)
+        if state.showsFieldInClear {
+            drawClearText(cr, state.field, in: box)
+            return
+        }
+        let n = state.field.characters
         let r = 6.0
         let step = 20.0
         let shown = min(n, Int((box.width - 24) / step))
@@ -202,6 +207,29 @@ struct Renderer {
             cairo_arc(cr, x, box.y + box.height / 2, r, 0, 2 * .pi)
             cairo_fill(cr)
             x += step
+        }
+    }
+
+    /// An echo-on prompt's answer (a user name, a token's serial: not secret), in
+    /// clear; the end shows when it is wider than the box. Drawn from a wiped copy.
+    private func drawClearText(_ cr: OpaquePointer, _ field: SecretField, in box: Rect) {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: SecretField.capacity + 1) { buf in
+            guard let base = buf.baseAddress else { return }
+            buf.initialize(repeating: 0)
+            defer { pl_wipe(base, buf.count) }
+            field.withBytes { bytes in
+                for (i, b) in bytes.enumerated() { buf[i] = CChar(bitPattern: b) }
+            }
+            var e = cairo_text_extents_t()
+            cairo_text_extents(cr, base, &e)
+            let room = box.width - 24
+            let x = e.x_advance <= room ? box.x + (box.width - e.x_advance) / 2 : box.x + 12 + room - e.x_advance
+            cairo_save(cr)
+            cairo_rectangle(cr, box.x + 12, box.y, room, box.height)
+            cairo_clip(cr)
+            cairo_move_to(cr, x.rounded(), (box.y + box.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
+            cairo_show_text(cr, base)
+            cairo_restore(cr)
         }
     }
 

@@ -20,9 +20,11 @@ final class ShmBuffer {
     /// What changed since this buffer was last drawn (logical pixels); nil: all of it.
     var stale: Rect?
 
-    init?(shm: OpaquePointer, width: Int32, height: Int32) {
-        let stride = width * 4
-        size = Int(stride) * Int(height)
+    init?(shm: OpaquePointer, size checked: BufferSize) {
+        let width = checked.width
+        let height = checked.height
+        let stride = checked.stride
+        size = Int(checked.bytes)
         let fd = pls_shm_file(size)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -115,6 +117,9 @@ final class App {
     var attempt: PamAttempt?
     var zombies: [(pid: pid_t, pidfd: Int32)] = []
     let timer: Int32
+    /// Fires when an answer has been with PAM for `LockScreen.stuckSeconds`.
+    let watchdog: Int32
+    var watchdogArmed = false
     var readyFDs: [Int32] = []
     /// The screen the pointer is on, and where on it.
     var pointerOutput: Output?
@@ -139,6 +144,7 @@ final class App {
             geometry: GridGeometry(origin: Point(x: 0, y: 0), side: 300))
         renderer = Renderer(background: RGB(options.color), image: image, user: user)
         timer = pls_timerfd()
+        watchdog = pls_timerfd()
         xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
     }
 
@@ -312,7 +318,8 @@ final class App {
         if let ls = o.lockSurface { ext_session_lock_surface_v1_destroy(ls) }
         if let s = o.surface { wl_surface_destroy(s) }
         o.buffers.forEach { $0.destroy() }
-        wl_output_destroy(o.output)
+        // wl_output.release (version 3) tells the compositor; destroy alone does not.
+        if wl_proxy_get_version(o.output) >= 3 { wl_output_release(o.output) } else { wl_output_destroy(o.output) }
         if inputOutput === o { inputOutput = nil }
         if pointerOutput === o { pointerOutput = nil }
     }
@@ -408,6 +415,14 @@ final class App {
     func configure(_ lockSurface: OpaquePointer?, serial: UInt32, width: Int, height: Int) {
         guard let o = outputs.first(where: { $0.lockSurface == lockSurface }) else { return }
         ext_session_lock_surface_v1_ack_configure(lockSurface, serial)
+        // A size no screen has is not drawn (and never reaches Int32 arithmetic).
+        guard width <= Int(BufferSize.maximumSide), height <= Int(BufferSize.maximumSide) else {
+            say("the compositor asked for a \(width)×\(height) lock surface; it is not drawn.")
+            o.width = 0
+            o.height = 0
+            o.layout = nil
+            return
+        }
         if o.width != width || o.height != height {
             o.width = width
             o.height = height
@@ -434,7 +449,12 @@ final class App {
 
     func unlock() -> Never {
         if let lock { ext_session_lock_v1_unlock_and_destroy(lock) }
-        _ = wl_display_roundtrip(display)
+        // Exit 0 only once the compositor has the unlock: a lost connection here
+        // may have left the session locked (swayidle and scripts read the status).
+        guard wl_display_roundtrip(display) >= 0 else {
+            say("the connection to the compositor was lost while unlocking; the session may still be locked.")
+            exit(1)
+        }
         debug("unlocked")
         exit(0)
     }
@@ -460,13 +480,18 @@ final class App {
         guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
         let area =
             o.content != nil ? layout.contentRect : Rect(x: 0, y: 0, width: Double(o.width), height: Double(o.height))
-        let pw = Int32(area.width) * o.scale
-        let ph = Int32(area.height) * o.scale
+        // A size no buffer can have (a compositor's nonsense) is not drawn.
+        guard let checked = BufferSize(width: area.width, height: area.height, scale: o.scale) else {
+            o.dirty = false
+            return
+        }
+        let pw = checked.width
+        let ph = checked.height
         // A second buffer only when the compositor still holds the first: wlroots
         // copies a wl_shm buffer at commit and releases it at once, so one full-screen
         // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
         if !o.buffers.contains(where: { !$0.busy }) && o.buffers.count < 2,
-            let b = ShmBuffer(shm: shm, width: pw, height: ph)
+            let b = ShmBuffer(shm: shm, size: checked)
         {
             o.buffers.append(b)
         }
@@ -501,7 +526,7 @@ final class App {
 
     /// The box a motion changed on the screen it is drawn on: from the path's last
     /// dot (before the motion) over the old and new finger and any dots it added.
-    func motionDamage(_ o: Output, before: (last: Int?, end: Point?), added: [Int]) -> Rect? {
+    func motionDamage(_ o: Output, before: (last: Int?, end: Point?), added: ArraySlice<Int>) -> Rect? {
         guard let layout = o.layout else { return nil }
         var points: [Point] = []
         if let last = before.last { points.append(layout.grid.center(of: last)) }
@@ -533,7 +558,7 @@ final class App {
         let count = state.gesture.dots.count
         state.move(to: p, touch: touch)
         if state.options.hidePath { return }
-        let added = Array(state.gesture.dots[count...])
+        let added = state.gesture.dots[count...]
         if !added.isEmpty {
             // Lit dots show on every screen.
             invalidateAll()
@@ -543,6 +568,7 @@ final class App {
     }
 
     func released(touch: Int32?) {
+        ensureAttempt()
         let effects = state.release(touch: touch)
         invalidateAll()
         run(effects)
@@ -667,18 +693,22 @@ final class App {
         case 0xFF97: k = .digit(8, text: [0x38])
         case 0xFF9A: k = .digit(9, text: [0x39])
         default:
-            var buf = [CChar](repeating: 0, count: 64)
-            let n = Int(xkb_state_key_get_utf8(xkbState, keycode, &buf, buf.count))
-            if n > 0 && n < buf.count {
-                var bytes = buf[..<n].map { UInt8(bitPattern: $0) }
-                if bytes.count == 1 && bytes[0] >= 0x31 && bytes[0] <= 0x39 {
-                    k = .digit(Int(bytes[0] - 0x30), text: bytes)
-                } else if bytes[0] >= 0x20 && bytes[0] != 0x7F {
-                    k = .text(bytes)
+            // The text goes from a stack buffer into an inline KeyText (no heap
+            // copy of a password's character), and the buffer is wiped.
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
+                guard let base = buf.baseAddress else { return }
+                buf.initialize(repeating: 0)
+                defer { pl_wipe(base, buf.count) }
+                let n = Int(xkb_state_key_get_utf8(xkbState, keycode, base, buf.count))
+                guard n > 0 && n <= KeyText.capacity else { return }
+                let text = KeyText(buf[..<n].lazy.map { UInt8(bitPattern: $0) })
+                guard let first = text.first else { return }
+                if n == 1 && first >= 0x31 && first <= 0x39 {
+                    k = .digit(Int(first - 0x30), text: text)
+                } else if first >= 0x20 && first != 0x7F {
+                    k = .text(text)
                 }
-                wipe(&bytes)
             }
-            buf.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { pl_wipe(base, raw.count) } }
         }
         guard let k else { return }
         ensureAttempt()
@@ -690,11 +720,7 @@ final class App {
     // MARK: PAM
 
     func startAttempt() {
-        if let a = attempt {
-            a.end()
-            zombies.append((a.pid, a.pidfd))
-            attempt = nil
-        }
+        endAttempt()
         guard let a = PamAttempt.start() else {
             say("could not start the PAM child: \(String(cString: strerror(errno))).")
             return
@@ -703,12 +729,51 @@ final class App {
         state.attemptStarted()
     }
 
+    /// Ends the running attempt (if any); the next starts at the next user input.
+    func endAttempt() {
+        if let a = attempt {
+            a.end()
+            if !a.reap() { zombies.append((a.pid, a.pidfd)) }
+            attempt = nil
+        }
+    }
+
+    /// The attempt's child ended (its pidfd): what it sent is read first; an end
+    /// without a result is a lost attempt, even while a process it left holds its
+    /// end of the socket open (then no EOF ever comes).
+    func attemptExited() {
+        guard let a = attempt else { return }
+        pamReadable()
+        guard attempt === a, a.reap() else { return }
+        if !a.gotResult {
+            run(state.pamLost())
+            invalidateAll()
+        }
+    }
+
+    /// Arms the watchdog while an answer is with PAM, disarms it otherwise.
+    func syncWatchdog() {
+        let want = state.phase == .checking && !state.stuck && !state.successHeld
+        guard want != watchdogArmed else { return }
+        _ = pls_timerfd_arm(watchdog, want ? Int(LockScreen.stuckSeconds * 1000) : 0)
+        watchdogArmed = want
+    }
+
+    func watchdogFired() {
+        var expirations: UInt64 = 0
+        _ = read(watchdog, &expirations, 8)
+        watchdogArmed = false
+        run(state.checkingTooLong())
+        invalidateAll()
+    }
+
     func pamReadable() {
         guard let a = attempt else { return }
         while true {
             guard let received = a.receive() else {
-                // The child went away.
-                if !a.gotResult { run(state.pamLost()) } else { startAttempt() }
+                // The child went away: without a result, a lost attempt; after
+                // one (a success held for the user's action), nothing more to read.
+                if !a.gotResult { run(state.pamLost()) } else { a.end() }
                 invalidateAll()
                 return
             }
@@ -732,13 +797,8 @@ final class App {
         for e in effects {
             switch e {
             case .log(let line): debug(line)
-            case .answerPattern(let p):
-                attempt?.answer { out in
-                    p.withDigits { digits in
-                        for (i, d) in digits.enumerated() { out[i] = d }
-                        return digits.count
-                    }
-                }
+            case .answerPattern(let p, let layout):
+                attempt?.answer { out in LockScreen.answerKeys(p, layout: layout, into: out) }
             case .answerField:
                 attempt?.answer { out in
                     state.field.withBytes { bytes in
@@ -749,8 +809,18 @@ final class App {
                 state.field.clear()
             case .answerEmpty: attempt?.answer { _ in 0 }
             case .restartAttempt: startAttempt()
+            case .endAttempt: endAttempt()
             case .startFlash: _ = pls_timerfd_arm(timer, Int(LockScreen.flashSeconds * 1000))
-            case .unlock: unlock()
+            case .unlock:
+                // The result message alone is not enough: the child must also have
+                // ended with status 0 (what it exits with after PAM_SUCCESS).
+                guard let a = attempt, a.gotResult, a.waitExit(milliseconds: 2000) == 0 else {
+                    debug("the PAM child said success but did not exit 0; not unlocking")
+                    endAttempt()
+                    run(state.pamLost())
+                    continue
+                }
+                unlock()
             }
         }
     }
@@ -767,19 +837,29 @@ final class App {
     func loop() -> Never {
         let wlFD = wl_display_get_fd(display)
         while true {
+            syncWatchdog()
             drawDirty()
             while wl_display_prepare_read(display) != 0 {
                 if wl_display_dispatch_pending(display) < 0 { connectionLost() }
             }
-            if wl_display_flush(display) < 0 && errno != EAGAIN {
-                wl_display_cancel_read(display)
-                connectionLost()
+            // A full socket (EAGAIN) keeps the rest for when it can take more:
+            // poll for POLLOUT then, and flush again at the top of the loop.
+            var unflushed = false
+            if wl_display_flush(display) < 0 {
+                guard errno == EAGAIN else {
+                    wl_display_cancel_read(display)
+                    connectionLost()
+                }
+                unflushed = true
             }
             var fds: [pollfd] = [
-                pollfd(fd: wlFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wlFD, events: Int16(unflushed ? POLLIN | POLLOUT : POLLIN), revents: 0),
                 pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.socket ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: attempt?.pidfd ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: watchdog, events: Int16(POLLIN), revents: 0),
             ]
+            let fixed = fds.count
             for z in zombies { fds.append(pollfd(fd: z.pidfd, events: Int16(POLLIN), revents: 0)) }
             let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
@@ -795,9 +875,11 @@ final class App {
             if wl_display_dispatch_pending(display) < 0 { connectionLost() }
             if fds[1].revents != 0 { flashTimer() }
             if fds[2].revents != 0 { pamReadable() }
-            if fds.count > 3 {
+            if fds[3].revents != 0 { attemptExited() }
+            if fds[4].revents != 0 { watchdogFired() }
+            if fds.count > fixed {
                 var ended: [Int] = []
-                for i in 3..<fds.count where fds[i].revents != 0 { ended.append(i - 3) }
+                for i in fixed..<fds.count where fds[i].revents != 0 { ended.append(i - fixed) }
                 for i in ended.reversed() {
                     let z = zombies.remove(at: i)
                     _ = pls_reap(z.pid)

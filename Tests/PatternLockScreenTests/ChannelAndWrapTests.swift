@@ -68,3 +68,25 @@ struct WrapTests {
         #expect(wrap("abcdefghij", width: 40, measure: Self.mono) == ["abcd", "efgh", "ij"])
     }
 }
+
+@Suite("The size of a screen's buffer")
+struct BufferSizeTests {
+    @Test("a real screen's size at its scale")
+    func real() throws {
+        let b = try #require(BufferSize(width: 1920, height: 1080, scale: 2))
+        #expect(b.width == 3840 && b.height == 2160 && b.stride == 15360 && b.bytes == 15360 * 2160)
+    }
+
+    @Test("sizes no buffer can have are refused, never trapped on")
+    func absurd() {
+        #expect(BufferSize(width: 0, height: 600, scale: 1) == nil)
+        #expect(BufferSize(width: .nan, height: 600, scale: 1) == nil)
+        #expect(BufferSize(width: .infinity, height: 600, scale: 1) == nil)
+        #expect(BufferSize(width: 4_294_967_295, height: 600, scale: 1) == nil)
+        #expect(BufferSize(width: 800, height: 600, scale: Int32.max) == nil)
+        #expect(BufferSize(width: 16384, height: 16384, scale: 2) == nil)  // a side over the limit
+        #expect(BufferSize(width: 16384, height: 16384, scale: 1)?.bytes == 1 << 30)
+        #expect(BufferSize(width: 800, height: 600, scale: 0) == nil)
+        #expect(BufferSize(width: 16384, height: 8191, scale: 1) != nil)
+    }
+}

@@ -158,4 +158,18 @@ struct GestureTests {
         let r16 = t.release(touch: 7)
         #expect(r16 == .pattern(try! Pattern(typed: "12369")))
     }
+
+    @Test("the path's storage holds all nine dots from the start and is kept on clear: no copy of a path is left in freed memory")
+    func storageNeverMoves() {
+        var g = GestureTracker(geometry: geometry)
+        let start = g.dots.withUnsafeBufferPointer { $0.baseAddress }
+        #expect(start != nil && g.dots.capacity >= 9)
+        for k in [1, 2, 3, 6, 9, 8, 7, 4, 5] { g.type(dot: k) }
+        #expect(g.dots.count == 9)
+        #expect(g.dots.withUnsafeBufferPointer { $0.baseAddress } == start)
+        g.clear()
+        #expect(g.dots.withUnsafeBufferPointer { $0.baseAddress } == start)
+        // What the cleared path held is zeroes now.
+        #expect(UnsafeBufferPointer(start: start, count: 9).allSatisfy { $0 == 0 })
+    }
 }

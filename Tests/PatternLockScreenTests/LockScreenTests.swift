@@ -27,6 +27,14 @@ struct LockScreenTests {
         return effects
     }
 
+    /// The bytes the screen sends the module for `pattern` in `layout`.
+    func answerText(_ pattern: Pattern, _ layout: KeypadLayout) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out in
+            let n = LockScreen.answerKeys(pattern, layout: layout, into: out)
+            return String(decoding: out[..<n], as: UTF8.self)
+        }
+    }
+
     func answers(_ effects: [Effect]) -> [Effect] {
         effects.filter { if case .log = $0 { return false } else { return true } }
     }
@@ -36,7 +44,7 @@ struct LockScreenTests {
         var s = screen()
         #expect(s.pamPrompt(Self.patternPrompt, echo: false) == [.log("prompt kind=pattern")])
         #expect(s.phase == .pattern && s.showsGrid && !s.showsField)
-        #expect(draw(&s, [1, 2, 3, 6]) == [.answerPattern(try Pattern(typed: "1236"))])
+        #expect(draw(&s, [1, 2, 3, 6]) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
         #expect(s.phase == .checking)
         // Input is ignored while PAM checks.
         #expect(s.press(at: centre(9)).isEmpty)
@@ -67,7 +75,7 @@ struct LockScreenTests {
         #expect(s.phase == .waiting && s.showsGrid)
         #expect(s.messages == [Self.wrong])
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
-        #expect(answers(draw(&s, [7, 8, 9, 6])) == [.answerPattern(try Pattern(typed: "7896"))])
+        #expect(answers(draw(&s, [7, 8, 9, 6])) == [.answerPattern(try Pattern(typed: "7896"), layout: .phone)])
     }
 
     @Test("Escape on an empty password field goes back too; with text it clears the field")
@@ -85,9 +93,9 @@ struct LockScreenTests {
     func passwordAtPatternPrompt() {
         var s = screen()
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
-        _ = s.key(.text(Array("s".utf8)))
+        _ = s.key(.text(KeyText("s".utf8)))
         #expect(s.showsField && s.fieldOpen)
-        _ = s.key(.text(Array("ecret".utf8)))
+        _ = s.key(.text(KeyText("ecret".utf8)))
         #expect(s.key(.enter) == [.answerEmpty])
         #expect(s.phase == .checking)
         #expect(answers(s.pamPrompt("Password: ", echo: false)) == [.answerField])
@@ -120,20 +128,67 @@ struct LockScreenTests {
         #expect(s.key(.enter) == [.log("too short")])
         #expect(s.notice == LockScreen.tooShortNotice)
         for k in [1, 3, 9] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
-        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"))])  // 1-2-3-6-9
+        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "139"), layout: .phone)])  // 1-2-3-6-9
 
-        // The numeric keypad: 7 8 9 on top. The module's prompt names the layout.
-        var n = screen()
+        // The numeric keypad (--layout numpad): 7 8 9 on top, whatever the module's layout.
+        var n = screen(.init(layout: .numpad))
         _ = n.pamPrompt("Pattern [789 456 123]: ", echo: false)
-        #expect(n.layout == .numpad)
+        #expect(n.layout == .numpad && n.moduleLayout == .numpad)
         for k in [7, 8, 9, 6] { _ = n.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(n.gesture.dots == [1, 2, 3, 6])
-        #expect(n.key(.enter) == [.answerPattern(try Pattern(typed: "1236"))])
+        // The answer is in the module's layout, which turns it back into dots 1-2-3-6.
+        #expect(n.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .numpad)])
+        #expect(answerText(try Pattern(typed: "1236"), .numpad) == "7896")
 
         var o = screen(.init(layout: .numpad))
         _ = o.pamPrompt(ModulePrompt.patternPrompt, echo: false)
         for k in [1, 2, 3] { _ = o.key(.digit(k, text: [UInt8(k) + 0x30])) }
         #expect(o.gesture.dots == [7, 8, 9])
+    }
+
+    @Test("--layout alone says which key lights which dot: the module's layout changes only how the answer is written")
+    func keyboardLayoutIsTheOption() throws {
+        // A phone keyboard layout under a numpad module: key 1 is the top-left dot.
+        var s = screen()
+        _ = s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = s.pamPrompt("Pattern [789 456 123]: ", echo: false)
+        #expect(s.layout == .phone && s.moduleLayout == .numpad)
+        for k in [1, 2, 3, 6] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(s.gesture.dots == [1, 2, 3, 6])
+        #expect(s.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .numpad)])
+        // A numpad keyboard layout under a phone module: key 7 is the top-left dot.
+        var t = screen(.init(layout: .numpad))
+        _ = t.pamPrompt("Pattern [123 456 789]: ", echo: false)
+        #expect(t.layout == .numpad && t.moduleLayout == .phone)
+        for k in [7, 8, 9, 6] { _ = t.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        #expect(t.gesture.dots == [1, 2, 3, 6])
+        #expect(t.key(.enter) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
+    }
+
+    @Test("under a numpad module, a drawn pattern is answered in the module's keys, whichever way it named its layout")
+    func numpadModuleAnswer() throws {
+        let p = try Pattern(typed: "1236")
+        #expect(answerText(p, .phone) == "1236")
+        // Every valid pattern written in the numpad's keys and read back as the
+        // module reads it (pl_layout_to_phone: the same self-inverse mapping) is itself.
+        for typed in ["1236", "1598", "7412369", "2468", "18349"] {
+            let q = try Pattern(typed: typed)
+            let keys = answerText(q, .numpad).map { KeypadLayout.numpad.dot(forKey: Int(String($0)) ?? 0) }
+            #expect(keys == q.dots)
+        }
+        // The prompt names the layout.
+        var s = screen()
+        _ = s.pamPrompt("Pattern [789 456 123] or password: ", echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        // The grid picture names it (PAM_SILENT off), the prompt does not.
+        var t = screen()
+        _ = t.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = t.pamPrompt(ModulePrompt.patternPrompt, echo: false)
+        #expect(answers(draw(&t, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        // Drawn before the prompt: answered when it comes, in its layout.
+        var u = screen()
+        _ = draw(&u, [1, 2, 3, 6])
+        #expect(answers(u.pamPrompt("Pattern [789 456 123]: ", echo: false)) == [.answerPattern(p, layout: .numpad)])
     }
 
     @Test("a path of fewer than 4 dots is not sent and says so")
@@ -167,7 +222,7 @@ struct LockScreenTests {
         var s = screen()
         #expect(draw(&s, [3, 2, 1, 4]).isEmpty)
         #expect(s.phase == .checking)
-        #expect(answers(s.pamPrompt(Self.patternPrompt, echo: false)) == [.answerPattern(try Pattern(typed: "3214"))])
+        #expect(answers(s.pamPrompt(Self.patternPrompt, echo: false)) == [.answerPattern(try Pattern(typed: "3214"), layout: .phone)])
 
         var t = screen()
         _ = draw(&t, [3, 2, 1, 4])
@@ -179,7 +234,7 @@ struct LockScreenTests {
     func messages() {
         var s = screen()
         #expect(s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3").isEmpty)
-        #expect(s.messages.isEmpty && s.layout == .numpad)
+        #expect(s.messages.isEmpty && s.moduleLayout == .numpad && s.layout == .phone)
         _ = s.pamInfo("one")
         _ = s.pamError("two")
         #expect(s.messages == ["one", "two"])
@@ -215,5 +270,131 @@ struct LockScreenTests {
         _ = s.key(.text([0x61]))
         #expect(s.pamLost() == [.restartAttempt])
         #expect(s.field.isEmpty && s.phase == .waiting)
+    }
+
+    @Test("an attempt that fails or ends having asked nothing is not restarted at once: the next waits for the user")
+    func silentFailureWaits() {
+        // pam_faillock's preauth refuses a locked user before any prompt.
+        var s = screen()
+        _ = s.pamError("The account is locked due to 3 failed logins.")
+        #expect(answers(s.pamResult(success: false)) == [.endAttempt])
+        #expect(s.phase == .waiting && s.messages == ["The account is locked due to 3 failed logins."])
+        s.attemptStarted()
+        #expect(s.pamLost() == [.endAttempt])
+        // Once it asked something, the user is there: the next attempt starts at once.
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.pamLost() == [.restartAttempt])
+    }
+
+    @Test("an answer PAM keeps too long: the screen says so, and a tap or Escape ends the attempt and starts a new one")
+    func stuckChecking() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        #expect(s.phase == .checking)
+        // Before the watchdog, a tap is ignored; Escape is not.
+        #expect(s.press(at: centre(5)).isEmpty)
+        #expect(answers(s.checkingTooLong()) == [])
+        #expect(s.stuck && s.notice == LockScreen.stuckNotice)
+        #expect(answers(s.press(at: centre(5))) == [.restartAttempt])
+        #expect(s.phase == .waiting && !s.stuck && s.notice == nil && s.gesture.dots.isEmpty)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        #expect(answers(s.key(.escape)) == [.restartAttempt])
+        #expect(s.phase == .waiting)
+        // The answer came after all: the notice goes.
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        _ = s.checkingTooLong()
+        _ = s.pamError(Self.wrong)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(!s.stuck && s.notice == nil)
+        // Not checking: the watchdog changes nothing.
+        #expect(s.checkingTooLong().isEmpty && !s.stuck)
+    }
+
+    @Test("a key during the red flash only ends it: a dot typed then never reaches pam_unix's prompt")
+    func keyDuringFlash() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 5, 9, 6])
+        _ = s.pamError(Self.wrong)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(s.flashing && s.phase == .password)
+        #expect(s.key(.digit(1, text: [0x31])).isEmpty)
+        #expect(!s.flashing && s.field.isEmpty)
+        #expect(s.key(.enter).isEmpty)
+        #expect(s.phase == .password)
+        // Once the field shows, what is typed is the password.
+        _ = s.key(.digit(1, text: [0x31]))
+        #expect(s.field.withBytes { Array($0) } == [0x31])
+    }
+
+    @Test("a key's text is held inline, at most one key's worth, and typed keys go to the field without a copy")
+    func keyText() {
+        let t = KeyText("ab".utf8)
+        #expect(t.count == 2 && t.withBytes { Array($0) } == Array("ab".utf8))
+        #expect(KeyText(Array(repeating: 0x61, count: 20)).count == KeyText.capacity)
+        #expect(MemoryLayout<KeyText>.size <= 16)  // inline: no heap storage to leave behind
+        var w = t
+        w.wipe()
+        #expect(w.count == 0 && w.withBytes { Array($0) }.isEmpty)
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        for k in [1, 2, 1] { _ = s.key(.digit(k, text: [UInt8(k) + 0x30])) }
+        _ = s.key(.text(KeyText("é".utf8)))
+        #expect(s.field.withBytes { Array($0) } == Array("121é".utf8))
+        _ = s.key(.escape)
+        #expect(s.field.isEmpty && s.gesture.dots.isEmpty)
+    }
+
+    @Test("a success nobody answered a prompt for is held until a press, a touch or a key")
+    func unansweredSuccessHeld() throws {
+        // An empty password under nullok, not enrolled: PAM says yes at lock time.
+        var s = screen()
+        #expect(answers(s.pamResult(success: true)) == [])
+        #expect(s.successHeld && s.notice == LockScreen.heldNotice)
+        #expect(s.checkingTooLong().isEmpty && !s.stuck)  // no watchdog while held
+        #expect(s.press(at: centre(5), touch: 1) == [.unlock])
+        var k = screen()
+        _ = k.pamResult(success: true)
+        #expect(k.key(.escape) == [.unlock])
+        // A pattern drawn before the prompt and answered by this attempt unlocks at once.
+        var d = screen()
+        _ = draw(&d, [1, 2, 3, 6])
+        _ = d.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(answers(d.pamResult(success: true)) == [.unlock])
+        // So does the password answered at pam_unix's prompt.
+        var p = screen()
+        _ = p.pamPrompt("Password: ", echo: false)
+        _ = p.key(.text([0x61]))
+        #expect(p.key(.enter) == [.answerField])
+        #expect(answers(p.pamResult(success: true)) == [.unlock])
+        // An attempt that answered nothing, after one that did, holds again.
+        var n = screen()
+        _ = n.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&n, [1, 5, 9, 6])
+        _ = n.pamResult(success: false)
+        n.attemptStarted()
+        #expect(answers(n.pamResult(success: true)) == [] && n.successHeld)
+    }
+
+    @Test("the answer to an echo-on prompt shows in clear; a password prompt's, and a password typed at the grid, masked")
+    func echoOnInClear() {
+        var s = screen()
+        _ = s.pamPrompt("Token serial: ", echo: true)
+        _ = s.key(.text([0x61]))
+        #expect(s.showsField && s.showsFieldInClear)
+        var p = screen()
+        _ = p.pamPrompt("Password: ", echo: false)
+        _ = p.key(.text([0x61]))
+        #expect(p.showsField && !p.showsFieldInClear)
+        var g = screen()
+        _ = g.pamPrompt(Self.patternPrompt, echo: false)
+        _ = g.key(.text([0x61]))
+        #expect(g.showsField && !g.showsFieldInClear)
     }
 }

@@ -10,6 +10,9 @@ documented common-auth with the test daemon's socket). The dots are found on
 the locker's first screenshot, never assumed.
 
 Screenshots land in build/screen-touch/."""
+import os
+import pathlib
+import pwd
 import re
 import shutil
 import signal
@@ -20,8 +23,8 @@ import pytest
 pytest.register_assert_rewrite("pam_support", "screen_support")
 
 from pam_support import RIGHT  # noqa: E402
-from screen_support import (LOCKER, ROOT, Compositor, Locker, build_compositor, find_grid,  # noqa: E402
-                            locker_available, ocr, write_pam_d)
+from screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
+                            find_grid, locker_available, ocr, write_pam_d)
 
 pytest_plugins = ["pam_support"]
 
@@ -119,10 +122,10 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     binaries.mkdir(mode=0o755)
     locker = shutil.copy2(LOCKER, binaries / LOCKER.name)
     module = shutil.copy2(pam_module, binaries / pam_module.name)
-    pam_d = write_pam_d(shared_tmp, module, live)
     made = []
 
-    def start(name, **kwargs):
+    def start(name, module_options="", **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options)
         s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
@@ -162,6 +165,43 @@ def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled)
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
+    # The module reads its answer in its layout's keys: the screen must write the
+    # drawn dots as the keys they sit on, or every pattern is wrong and counted.
+    s = screens("numpad", module_options="layout=numpad")
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def pam_children(user):
+    """The pids of the locker's PAM children running as `user`."""
+    uid = pwd.getpwnam(user).pw_uid
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid and \
+                    b"--pam-child" in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
+def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(screens, live, enrolled):
+    # fd 3 is the conversation: a program a PAM module runs (pam_exec, a
+    # helper) must not get it across exec, or it could write a result.
+    s = screens("cloexec")
+    children = pam_children(enrolled)
+    assert len(children) == 1, children
+    fdinfo = pathlib.Path(f"/proc/{children[0]}/fdinfo/3").read_text()
+    flags = int(re.search(r"^flags:\s+(\d+)", fdinfo, re.M).group(1), 8)
+    assert "socket:" in os.readlink(f"/proc/{children[0]}/fd/3")
+    assert flags & os.O_CLOEXEC, fdinfo
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
 
 
 def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(screens, live, enrolled):
@@ -314,3 +354,123 @@ def test_after_a_wrong_pattern_a_tap_brings_the_grid_back_and_the_right_pattern_
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 2) == [("patternlock-screen", "FAIL,remaining=4"),
                                                  ("patternlock-screen", "OK")]
+
+
+def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next(
+        compositor_built, user, shared_tmp, tmp_path):
+    # A stack that refuses before any prompt (as pam_faillock's preauth does for
+    # a locked user): the locker must not spawn PAM children in a tight loop.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-deny"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_deny.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "deny-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^attempt result=failure$")
+        time.sleep(2)
+        assert len(locker.said(r"^attempt result=failure$")) == 1, "\n".join(locker.lines)
+        # A tap is the user: one more attempt, and again only one.
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt result=failure$", start=mark)
+        time.sleep(1)
+        assert len(locker.said(r"^attempt result=failure$")) == 2, "\n".join(locker.lines)
+        assert locker.proc.poll() is None
+        assert compositor.state()["state"] == "locked"
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unlocks(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours that hangs the first time it runs (pam_exec of a
+    # script that sleeps): the drawn pattern waits for a prompt that never comes.
+    # After LockScreen.stuckSeconds the screen says so, a tap starts a new
+    # attempt, and the pattern drawn then unlocks.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    hang = binaries / "hang-once"
+    hang.write_text(f"#!/bin/sh\nmkdir {marks}/hung 2>/dev/null && exec sleep 600\nexit 0\n")
+    hang.chmod(0o755)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth optional pam_exec.so quiet {hang}\n" + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        compositor.settle(0)
+        grid = find_grid(compositor.screenshot(SHOTS / "hang-idle.png")[0], 1)
+
+        def drag(dots):
+            x, y = grid.at(dots[0])
+            compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+            for a, b in zip(dots, dots[1:]):
+                (ax, ay), (bx, by) = grid.at(a), grid.at(b)
+                for i in range(1, STEPS + 1):
+                    compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
+            compositor.ok("touch up 0")
+
+        drag(RIGHT_DRAG)
+        locker.debug(r"^no answer from PAM for \d+ s$", timeout=20)
+        time.sleep(0.3)
+        assert "Tap or press Escape to start again" in ocr(compositor.screenshot(SHOTS / "hang-stuck.png")[0].path)
+        mark = len(locker.lines)
+        x, y = grid.at(5)
+        compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt abandoned$", start=mark)
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        drag(RIGHT_DRAG)
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+        assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def test_the_pattern_typed_on_the_keyboard_unlocks(screens, live, enrolled):
+    # The keyboard edge: xkbcommon's text for each key, into the screen's state.
+    s = screens("typed")
+    s.compositor.ok("type " + RIGHT)
+    s.compositor.ok("key Return")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
+        compositor_built, user, shared_tmp, tmp_path):
+    # As an empty password under pam_unix nullok: PAM succeeds at lock time with
+    # nobody at the machine. The session stays locked until a person acts.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-permit"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_permit.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "permit-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        time.sleep(2)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        assert "Tap or press a key to unlock" in ocr(compositor.screenshot(SHOTS / "held.png")[0].path)
+        compositor.ok("touch down 0 5 5")
+        assert locker.wait(10) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()
