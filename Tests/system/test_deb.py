@@ -572,8 +572,11 @@ def test_purge_leaves_no_file_of_the_packages_behind(box):
     # it for dpkg to know, and apt-get refuses to purge a package it does not know.
     known = box.ok("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' " + " ".join(PACKAGES) + " 2>/dev/null || true")
     assert "patternlockd-postgresql" not in known, known
-    box.ok("apt-get purge -y libpam-patternlock patternlockd 2>&1")
-    for path in ("/etc/patternlock", "/var/lib/private/patternlock", "/var/lib/patternlock"):
+    # The lock screen's PAM service is a conffile: it stays after remove, until purge.
+    assert "rc patternlock-screen" in known, known
+    box.ok("apt-get purge -y libpam-patternlock patternlockd patternlock-screen 2>&1")
+    for path in ("/etc/patternlock", "/var/lib/private/patternlock", "/var/lib/patternlock",
+                 "/etc/pam.d/patternlock-screen"):
         assert box.run(f"test -e {path} || test -L {path}").returncode != 0, f"{path} survived the purge"
     after = box.ok(SNAPSHOT).splitlines()
     host_changed = set(host_snapshot()) ^ set(box.host_before)
