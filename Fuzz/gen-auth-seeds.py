@@ -144,6 +144,7 @@ SEEDS = {
     "one-prompt-password-set-fails": seed(options=("one_prompt", "debug"), answers=(answer("hunter2"),),
                                           flags=SET_ITEM_FAILS),
     "one-prompt-pattern": verify(b"OK\n", options=("one_prompt",)),
+    "one-prompt-wrong-pattern": verify(b"FAIL remaining=2\n", options=("one_prompt",)),
     "one-prompt-token-set": seed(options=("one_prompt", "debug"),
                                  items={"user": "alice", "service": "sudo", "tty": "/dev/pts/0",
                                         "authtok": "hunter2", "hostname": "box"}),

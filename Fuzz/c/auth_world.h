@@ -80,12 +80,20 @@ struct fz_world {
 	int prompts;	   /* echo-off prompts */
 	char *last_answer; /* a copy of the last echo-off answer given */
 	int authtok_sets;  /* pam_set_item(PAM_AUTHTOK) calls */
+	/* Everything the input says outside the prompt's answer, and every
+	 * fixed sentence a log line can quote: an answer found in a log line
+	 * but in none of these came from the prompt. */
+	char *public_text;
+	size_t public_len;
 	void *secret[FZ_MAX_SECRETS];
 	size_t secret_len[FZ_MAX_SECRETS];
 	int nsecrets;
 };
 
 extern struct fz_world fz;
+
+/* Aborts when a log line quotes the entry typed at the prompt. */
+void fz_check_log(const char *line);
 
 /* The handle given to the module (opaque to it, as libpam's is). */
 pam_handle_t *fz_handle(void);

@@ -243,6 +243,7 @@ void __wrap_pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	fz_check_log(line);
 }
 
 const char *__real_pam_strerror(pam_handle_t *pamh, int errnum);

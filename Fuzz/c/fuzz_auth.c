@@ -31,8 +31,12 @@
  * request one well-formed line with the user and the entry (in phone digits)
  * it should carry; every socket closed once; no deadline overrun; no
  * PAM_TEXT_INFO under PAM_SILENT or quiet; every conversation response wiped
- * before it is freed; PAM_AUTHTOK set only by one_prompt to the entry.
+ * before it is freed; PAM_AUTHTOK set only by one_prompt to the entry; the
+ * entry (6 bytes or more, and in nothing else a log line may quote) never in
+ * a pam_syslog line.
  */
+#define _GNU_SOURCE
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +59,8 @@
 	} while (0)
 
 #define MAX_WORDS 16
+
+const char *__real_pam_strerror(pam_handle_t *pamh, int errnum);
 #define N_FIELDS 7
 
 /* A response the module now owns: counted until it is freed (wiped). */
@@ -355,6 +361,97 @@ static void check_outcome(int ret, int flags, const struct pl_config *cfg,
 	      (long long)(2 * cfg->timeout + PL_VERIFY_EXTRA_SECONDS) * 1000);
 }
 
+/* An entry shorter than this may well be part of a log line by chance. */
+#define MIN_SECRET_LEN 6
+
+/* The sentences a log line can quote whatever the input (below). */
+static char *fixed_text;
+static size_t fixed_len;
+
+void fz_check_log(const char *line)
+{
+	const char *entry = fz.last_answer;
+	size_t n;
+
+	if (entry == NULL || (n = strlen(entry)) < MIN_SECRET_LEN)
+		return;
+	/* Also in what the log may quote anyway, or the user's name (which
+	 * can be typed at pam_get_user's prompt): not the entry's doing. */
+	if (memmem(fz.public_text, fz.public_len, entry, n) != NULL ||
+	    memmem(fixed_text, fixed_len, entry, n) != NULL ||
+	    (fz.items[PAM_USER] != NULL &&
+	     strstr(fz.items[PAM_USER], entry) != NULL))
+		return;
+	if (strstr(line, entry) != NULL) {
+		fprintf(stderr, "fuzz_auth: the entry reached the log: %s\n",
+			line);
+		abort();
+	}
+}
+
+static void add_public(char **text, size_t *len, size_t *size,
+		       const void *bytes, size_t n)
+{
+	if (*len + n + 1 > *size) {
+		*size = 2 * (*len + n + 1);
+		*text = realloc(*text, *size);
+		CHECK(*text != NULL);
+	}
+	memcpy(*text + *len, bytes, n);
+	*len += n;
+	(*text)[(*len)++] = '\n';
+}
+
+static void add_public_string(char **text, size_t *len, size_t *size,
+			      const char *s)
+{
+	if (s != NULL)
+		add_public(text, len, size, s, strlen(s));
+}
+
+/* libpam's and libc's error texts, the presence reasons, the numbers in the
+ * module's words. */
+static void collect_fixed(void)
+{
+	size_t size = 0;
+	char buf[256];
+
+	for (int e = 0; e <= 40; e++)
+		add_public_string(&fixed_text, &fixed_len, &size,
+				  __real_pam_strerror(NULL, e));
+	for (int e = 0; e <= 140; e++)
+		add_public_string(&fixed_text, &fixed_len, &size,
+				  strerror_r(e, buf, sizeof(buf)));
+	for (int v = PL_PRESENCE_ASK; v <= PL_PRESENCE_NEW_LOGIN; v++)
+		add_public_string(&fixed_text, &fixed_len, &size,
+				  pl_presence_reason(v));
+	snprintf(buf, sizeof(buf), "%d %d %d", PL_MAX_REPLY, PL_MAX_REQUEST,
+		 PL_MAX_ENTRY);
+	add_public_string(&fixed_text, &fixed_len, &size, buf);
+}
+
+/* The input's text that may be logged: all of it but the answers (options,
+ * items, the host name, logind's answers, the daemon's replies), and the
+ * uid. */
+static void collect_public(const uint8_t *data, size_t size,
+			   struct fz_reader answers)
+{
+	size_t cap = size + 64;
+	char uid[16];
+
+	if (fixed_text == NULL)
+		collect_fixed();
+	fz.public_text = malloc(cap);
+	CHECK(fz.public_text != NULL);
+	fz.public_len = 0;
+	add_public(&fz.public_text, &fz.public_len, &cap, data,
+		   (size_t)(answers.p - data));
+	add_public(&fz.public_text, &fz.public_len, &cap, answers.p + answers.n,
+		   size - (size_t)(answers.p + answers.n - data));
+	snprintf(uid, sizeof(uid), "%u", fz.uid);
+	add_public_string(&fz.public_text, &fz.public_len, &cap, uid);
+}
+
 /* FUZZ_AUTH_TRACE=1: what one input did, to see where a seed goes. */
 static void trace(int ret)
 {
@@ -433,6 +530,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz.answers = fz_blob(&in);
 	fz.msg_replies = fz_blob(&in);
 	fz.conn_records = in;
+	collect_public(data, size, fz.answers);
 
 	/* What the module will make of its options, for the checks. */
 	pl_config_parse(&cfg, argc, (const char **)argv);
@@ -452,6 +550,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_pam_end();
 	free(fz.last_answer);
+	free(fz.public_text);
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
 	for (int i = 0; i < N_FIELDS; i++)
