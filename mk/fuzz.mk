@@ -2,6 +2,7 @@
 # Coverage-guided fuzzing of everything that parses bytes from outside (issue 6).
 #   make fuzz         each fuzzer for FUZZ_RUNS inputs (1,000,000); grows build/fuzz/corpus/
 #   make fuzz-short   each fuzzer for FUZZ_SHORT_RUNS inputs from the seeds (part of make check)
+#   make fuzz-auth    only fuzz_auth (the whole PAM module) for FUZZ_RUNS inputs
 #   make fuzz-replay  the seeds (and the grown corpus) through the Swift parsers, no libFuzzer
 # Swift: the PatternLockFuzz target (Fuzz/Swift) built with -sanitize=fuzzer in .build-fuzz:
 #   request, reply, record, PHC and pattern parsers, with round-trip checks.
@@ -36,6 +37,10 @@ FUZZ_AUTH_WRAPPED := pam_get_item pam_set_item pam_get_user pam_syslog pam_strer
 FUZZ_AUTH_SRC := Fuzz/c/fuzz_auth.c Fuzz/c/auth_wrap.c
 FUZZ_SWIFT_SEEDS := Fuzz/corpus/request Fuzz/corpus/reply Fuzz/corpus/record Fuzz/corpus/phc Fuzz/corpus/pattern
 
+# $(call fuzz_auth_run,RUNS,WORK_DIR): the whole module.
+fuzz_auth_run = sh Fuzz/run.sh c-auth $(1) 6000 $(FUZZ_OUT)/auth.dict $(2)/auth \
+	$(FUZZ_OUT)/fuzz_auth Fuzz/corpus/auth
+
 # $(call fuzz_all,RUNS,WORK_DIR): every fuzzer, one after the other.
 fuzz_all = \
 	sh Fuzz/run.sh swift-parsers $(1) 4096 Fuzz/dict/protocol.dict $(2)/swift \
@@ -46,14 +51,18 @@ fuzz_all = \
 		$(FUZZ_OUT)/fuzz_request Fuzz/corpus/verify-request && \
 	sh Fuzz/run.sh c-options $(1) 1024 Fuzz/dict/options.dict $(2)/options \
 		$(FUZZ_OUT)/fuzz_cfg Fuzz/corpus/options && \
-	sh Fuzz/run.sh c-auth $(1) 6000 $(FUZZ_OUT)/auth.dict $(2)/auth \
-		$(FUZZ_OUT)/fuzz_auth Fuzz/corpus/auth
+	$(call fuzz_auth_run,$(1),$(2))
 
-.PHONY: fuzz fuzz-short fuzz-build fuzz-replay fuzz-clean
+.PHONY: fuzz fuzz-short fuzz-auth fuzz-build fuzz-replay fuzz-clean
 fuzz-build: $(FUZZ_BINARIES) $(FUZZ_OUT)/auth.dict
 
 fuzz: fuzz-build
 	@$(call fuzz_all,$(FUZZ_RUNS),$(FUZZ_OUT)/corpus)
+
+# The whole module alone, FUZZ_RUNS inputs, into the same grown corpus as make
+# fuzz (no Swift build).
+fuzz-auth: $(FUZZ_OUT)/fuzz_auth $(FUZZ_OUT)/auth.dict
+	@$(call fuzz_auth_run,$(FUZZ_RUNS),$(FUZZ_OUT)/corpus)
 
 fuzz-short: fuzz-build
 	@rm -rf $(FUZZ_OUT)/short
