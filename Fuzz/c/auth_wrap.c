@@ -8,7 +8,11 @@
  * - libpam: pam_get_item, pam_set_item, pam_get_user, pam_syslog,
  *   pam_strerror on a fake handle that keeps libpam's rules (items are copies,
  *   PAM_AUTHTOK is wiped when replaced and at pam_end, pam_get_user asks the
- *   conversation "login: " when PAM_USER is unset).
+ *   conversation "login: " when PAM_USER is unset). Not libpam's own handle:
+ *   called directly rather than through pam_authenticate's dispatcher, libpam
+ *   takes the module for the application and refuses its
+ *   pam_set_item(PAM_AUTHTOK), which one_prompt needs; the dispatcher would
+ *   need a pam.d file and a dlopen of the module per input.
  * - The socket to patternlockd: lstat, socket, connect, getsockopt, poll,
  *   send, recv, close on fake descriptors, and CLOCK_MONOTONIC, which moves
  *   only when a poll times out, so every deadline is reached at once.
