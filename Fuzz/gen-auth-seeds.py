@@ -103,6 +103,7 @@ SEEDS = {
     "ok": verify(b"OK\n"),
     "ok-weak": verify(b"OK weak=1\n"),
     "ok-weak-quiet": verify(b"OK weak=1\n", options=("quiet",)),
+    "ok-weak-silent": verify(b"OK weak=1\n", flags=SILENT),
     "ok-silent-full-grid": verify(b"OK\n", flags=SILENT, options=("grid=full",)),
     "ok-numpad": verify(b"OK\n", options=("layout=numpad", "grid=compact"), answers=(answer("78963"),)),
     "ok-debug": verify(b"OK\n", options=("debug", "timeout=5", "socket=/run/patternlock/socket")),
