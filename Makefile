@@ -13,9 +13,17 @@ PYTHON  ?= python3
 
 PAM_SRC  := $(wildcard Sources/CPamPatternLock/*.c)
 PAM_HDR  := $(wildcard Sources/CPamPatternLock/*.h Sources/CPamPatternLock/include/*.h)
-PAM_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wformat=2 -Werror \
-	-fstack-protector-strong -D_FORTIFY_SOURCE=2 -fvisibility=hidden \
-	-ISources/CPamPatternLock/include
+# The module's C flags, in one place: the language and warnings every C build
+# of the module uses (this one, the fuzzers in mk/fuzz.mk, the sanitizer build
+# of Tests/system/test_pam_memcheck.py, which asks `make pam-warnings`), and the
+# hardening of the shipped module. The sanitizer builds leave the hardening
+# out: ASan and UBSan check what _FORTIFY_SOURCE and the stack protector would,
+# and fortified libc calls would hide accesses from ASan.
+PAM_WARNINGS := -std=gnu11 -Wall -Wextra -Wformat=2 -Werror
+PAM_HARDENING := -fstack-protector-strong -D_FORTIFY_SOURCE=2
+PAM_INCLUDES := -ISources/CPamPatternLock/include
+PAM_CFLAGS := $(PAM_WARNINGS) -O2 -g -fPIC $(PAM_HARDENING) -fvisibility=hidden \
+	$(PAM_INCLUDES)
 # -z nodelete: libpam unloads a module at pam_end; kept loaded, the module
 # says what it has to say once per process, not once per login (a saslauthd).
 PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,-z,nodelete \
@@ -43,6 +51,11 @@ PAM_HEADER_CHECK = printf '\043include <security/pam_appl.h>\n\043include <secur
 
 pam-headers:
 	@$(PAM_HEADER_CHECK)
+
+# The module's warning flags, for a build outside make (the system tests').
+.PHONY: pam-warnings
+pam-warnings:
+	@echo $(PAM_WARNINGS)
 
 # A CC from the environment would make SwiftPM compile its C targets with gcc.
 unexport CC

@@ -102,9 +102,17 @@ def find_clang():
     pytest.fail("no clang found for the AddressSanitizer build (set CLANG=...)")
 
 
-SANITIZER_FLAGS = ["-std=gnu11", "-g", "-O1", "-fno-omit-frame-pointer",
-                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                   "-Wall", "-Wextra", "-Wformat=2", "-Werror"]
+def module_warnings():
+    """The module's language and warning flags (PAM_WARNINGS in the Makefile),
+    which every C build of the module shares."""
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), "pam-warnings"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "-Werror" in r.stdout.split(), r.stdout + r.stderr
+    return r.stdout.split()
+
+
+SANITIZER_FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer",
+                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 SANITIZER_ENV = {
     "ASAN_OPTIONS": "detect_leaks=1:exitcode=86:detect_stack_use_after_return=1:"
                     "strict_string_checks=1:check_initialization_order=1",
@@ -118,12 +126,13 @@ def sanitized(tmp_path_factory):
     harness carries the runtimes, so libpam can dlopen the instrumented module
     with no LD_PRELOAD."""
     clang = find_clang()
+    flags = [*module_warnings(), *SANITIZER_FLAGS]
     d = tmp_path_factory.mktemp("sanitized")
     module = d / "pam_patternlock_asan.so"
     harness = d / "pam_harness_asan"
-    for cmd in ([clang, *SANITIZER_FLAGS, "-fPIC", "-shared", "-fvisibility=hidden",
+    for cmd in ([clang, *flags, "-fPIC", "-shared", "-fvisibility=hidden",
                  f"-I{MODULE_INCLUDE}", "-o", str(module), *map(str, MODULE_SOURCES), "-lpam", "-lsystemd"],
-                [clang, *SANITIZER_FLAGS, "-o", str(harness), str(HARNESS_SOURCE), "-lpam"]):
+                [clang, *flags, "-o", str(harness), str(HARNESS_SOURCE), "-lpam"]):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
     return harness, module

@@ -11,12 +11,6 @@
 #define PL_NONNULL _Nonnull
 #else
 #define PL_NONNULL
-/* Renames from to to unless to exists (then fails with EEXIST): how a socket
-   bound under a temporary name is put in place without displacing another. The
-   corresponding C function is renameat2(AT_FDCWD, from, AT_FDCWD, to,
-   RENAME_NOREPLACE). */
-int pl_rename_noreplace(const char *PL_NONNULL from, const char *PL_NONNULL to);
-
 #endif
 
 /* The pid, uid and gid of the process at the other end of a connected AF_UNIX
