@@ -7,7 +7,13 @@ sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
 - exec to locked: how long `LOCKER -f` takes to return (both daemonize once
   the compositor said `locked`);
 - memory: resident size and private memory (Private_Clean + Private_Dirty of
-  /proc/PID/smaps_rollup) of the locker and of its PAM child;
+  /proc/PID/smaps_rollup) of the locker and of its PAM child, and where the
+  resident pages are (shared libraries, the program's own file, buffers,
+  heap). Beside them: swaylock with its indicator shown while idle (as
+  patternlock-screen always shows its grid), and the floors of the two
+  languages: a C program and a Swift program (static runtime, as the locker
+  is built) that do nothing but wait, so the part of the figure any Swift
+  program pays is measured in the same run;
 - idle: wake-ups (voluntary + involuntary context switches of every thread,
   /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
   with nothing happening;
@@ -53,6 +59,13 @@ UNLOCKS = int(os.environ.get("BENCH_UNLOCKS", "8"))
 PASSWORD = "Bench-Scr33n-pass"
 PATTERN = "46183"
 LOCKERS = {"swaylock": "swaylock -c 336699", "patternlock-screen": "patternlock-screen -c 336699"}
+# Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
+MEMORY_PEERS = {"swaylock --indicator-idle-visible": "swaylock -c 336699 --indicator-idle-visible"}
+# A program that only waits, in each language: the floor of its resident size.
+FLOORS = {
+    "C": ("floor.c", "#include <unistd.h>\nint main(void) { pause(); return 0; }\n"),
+    "Swift": ("floor.swift", "import Glibc\npause()\n"),
+}
 
 
 def figure(name, text):
@@ -141,6 +154,40 @@ class Bench:
         rollup = self.sh(f"cat /proc/{pid}/smaps_rollup")
         return kib(status, "VmRSS"), kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty")
 
+    def resident_parts(self, pid, program):
+        """Resident KiB of `pid` by kind of mapping: shared libraries, the
+        program's own file, shared-memory buffers (memfd), heap and anonymous."""
+        parts = {"libraries": 0, "program": 0, "buffers": 0, "heap and anonymous": 0, "other": 0}
+        where = None
+        for line in self.sh(f"cat /proc/{pid}/smaps").splitlines():
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                fields = line.split()
+                where = fields[5] if len(fields) > 5 else ""
+            elif line.startswith("Rss:"):
+                kb = int(line.split()[1])
+                if where.startswith("/memfd:") or where.startswith("/dev/shm"):
+                    parts["buffers"] += kb
+                elif where.endswith("/" + program):
+                    parts["program"] += kb
+                elif ".so" in where:
+                    parts["libraries"] += kb
+                elif where in ("", "[heap]", "[stack]"):
+                    parts["heap and anonymous"] += kb
+                else:
+                    parts["other"] += kb
+        return parts
+
+    def floor(self, language):
+        """Resident KiB of a program in `language` that only waits."""
+        binary = BUILD / f"floor-{language.lower()}"
+        shutil.copy(binary, pathlib.Path(self.system.merged) / "usr/local/bin" / binary.name)
+        self.sh(f"setsid /usr/local/bin/{binary.name} </dev/null >/dev/null 2>&1 & sleep 0.5")
+        pid = self.sh(f"pgrep -x {binary.name}").strip()
+        rss, _ = self.memory(pid)
+        parts = self.resident_parts(pid, binary.name)
+        self.sh(f"kill {pid}")
+        return rss, parts
+
     def switches(self, pids):
         out = self.system.run(" ; ".join(f"cat /proc/{p}/task/*/status" for p in pids)).stdout
         return sum(int(n) for n in re.findall(r"^(?:non)?voluntary_ctxt_switches:\s+(\d+)", out, re.M))
@@ -163,8 +210,8 @@ class Bench:
         self.desk.wait(f"! pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} gone after the unlock")
         return ms
 
-    def idle_and_memory(self, locker):
-        n = self.desk.start("exec " + LOCKERS[locker])
+    def idle_and_memory(self, command):
+        n = self.desk.start("exec " + command)
         time.sleep(1.5)  # locked, drawn, the PAM child waiting for an answer
         pid = self.desk.pid(n)
         pam = self.children(pid)
@@ -172,9 +219,10 @@ class Bench:
         time.sleep(IDLE)
         wakeups = self.switches([pid, *pam]) - before
         own = self.memory(pid)
+        parts = self.resident_parts(pid, command.split()[0])
         child = [self.memory(p) for p in pam]
         self.unlock(n)
-        return wakeups, own, child
+        return wakeups, own, child, parts
 
     def release_to_request(self):
         """One unlock with the right pattern, traced: seconds from the recvmsg
@@ -274,6 +322,27 @@ class Bench:
         return latencies
 
 
+BUILD = ROOT / "build" / "bench"
+
+
+def build_floors():
+    """The floor programs of FLOORS, built as the products are: the Swift one
+    with the static runtime (as patternlock-screen), the C one with cc -O2."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    swiftc = shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc"
+    for language, (name, text) in FLOORS.items():
+        source = BUILD / name
+        source.write_text(text)
+        out = BUILD / f"floor-{language.lower()}"
+        command = ([swiftc, "-O", "-static-stdlib", str(source), "-o", str(out)] if language == "Swift"
+                   else ["cc", "-O2", str(source), "-o", str(out)])
+        subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
+
+
+def mb(kb):
+    return f"{kb / 1024:.1f} MB"
+
+
 def built_debs():
     """The packages `make deb` left in build/ ({package name: path}); `make
     bench-screen` makes them first."""
@@ -298,6 +367,7 @@ def main():
                      f"apt-get install {package}")
     debs = built_debs()
     build_vpointer()
+    build_floors()
     with trixie.trixie_system(debs.values()) as system:
         user = system.add_user("plbench", PASSWORD)
         system.ok(f"patternlockd enroll {user}", input=f"{PATTERN}\n{PATTERN}\n")
@@ -308,12 +378,19 @@ def main():
                 figure(f"{locker} exec to locked (-f returns), {SIZE[0]}x{SIZE[1]}",
                        f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, max {max(times):.1f}, "
                        f"{ROUNDS} runs)")
-            for locker in ([] if only else LOCKERS):
-                wakeups, (rss, private), child = bench.idle_and_memory(locker)
+            for locker, command in ([] if only else [*LOCKERS.items(), *MEMORY_PEERS.items()]):
+                wakeups, (rss, private), child, parts = bench.idle_and_memory(command)
                 figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
-                       f"locker resident {rss / 1024:.1f} MB, private {private / 1024:.1f} MB; PAM child "
-                       + ", ".join(f"resident {r / 1024:.1f} MB, private {p / 1024:.1f} MB" for r, p in child))
-                figure(f"{locker} idle wake-ups over {IDLE:.0f} s", f"{wakeups} (locker and PAM child, all threads)")
+                       f"locker resident {mb(rss)}, private {mb(private)}; PAM child "
+                       + ", ".join(f"resident {mb(r)}, private {mb(p)}" for r, p in child))
+                figure(f"{locker} resident pages", ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
+                if locker in LOCKERS:
+                    figure(f"{locker} idle wake-ups over {IDLE:.0f} s",
+                           f"{wakeups} (locker and PAM child, all threads)")
+            for language in ([] if only else FLOORS):
+                rss, parts = bench.floor(language)
+                figure(f"{language} program that only waits (the language's floor)",
+                       f"resident {mb(rss)}: " + ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
             if only in ("", "request"):
                 shares, requests = [], []
                 for _ in range(UNLOCKS):
