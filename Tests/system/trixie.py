@@ -89,14 +89,15 @@ def root(packages=PACKAGES):
         return
     with open(CACHE / f"{name}.lock", "w") as lock:
         # In use (shared): not pruned by a run that makes another, and used by
-        # any number of runs at once. Made under the exclusive lock, once.
+        # any number of runs at once. Made once, under a lock of its own that
+        # only the runs making it take (a run waiting for it then finds it made).
         fcntl.flock(lock, fcntl.LOCK_SH)
         if not (final / "etc/os-release").exists():
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same root: wait for it
-            if not (final / "etc/os-release").exists():
-                make_root(final, packages)
-                prune(keep=name)
-            fcntl.flock(lock, fcntl.LOCK_SH)
+            with open(CACHE / f"{name}.making", "w") as making:
+                fcntl.flock(making, fcntl.LOCK_EX)
+                if not (final / "etc/os-release").exists():
+                    make_root(final, packages)
+                    prune(keep=name)
         _held[name] = 1
         try:
             yield final
@@ -136,6 +137,7 @@ def prune(keep):
             except BlockingIOError:
                 continue
             shutil.rmtree(CACHE / name, ignore_errors=True)
+            (CACHE / f"{name}.making").unlink(missing_ok=True)
             lock_path.unlink()
 
 
