@@ -20,6 +20,17 @@ SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "lockscreen_session.sh"
 SHOTS = booted.ROOT / "build" / "lockscreens"
 
 
+def password_checks_failed(journal, user):
+    """How many passwords pam_unix checked in vain for user, in the text of the
+    journal: it logs each one, through its helper unix_chkpwd where it runs
+    without root (a lock screen), itself where it runs as root (polkit's
+    helper)."""
+    helper = journal.count(f"password check failed for user ({user})")
+    itself = len(re.findall(rf"^pam_unix\([^)]*:auth\): authentication failure;.* user={re.escape(user)}$", journal,
+                            re.M))
+    return helper + itself
+
+
 def verify_results(clients, user):
     """The result= of each verify line the daemon logged about user, in order."""
     return [re.search(r" result=(\S+)", line).group(1) for line in verify_lines(clients, user)]
@@ -157,13 +168,13 @@ class Desktop:
 
     def refusals_seen(self):
         """How many entries this lock screen has refused: swaylock logs each
-        failed pam_authenticate; for xsecurelock (which logs none), pam_unix's
-        helper logs each password it checked in vain: a refused entry always
-        reaches pam_unix, as one_prompt hands a wrong or locked pattern on."""
+        failed pam_authenticate; for the others (which log none), the journal
+        holds the module's line for each wrong pattern it refused and pam_unix's
+        helper's for each password it checked in vain."""
         if self.kind == "sway":
             return int(self.system.ok(f"grep -c 'pam_authenticate failed' {self.dir}/locker.{self.locks}.log || true"))
         out = self.system.ok("journalctl -o cat --no-pager")
-        return out.count(f"password check failed for user ({self.user})")
+        return out.count(f"): wrong pattern for {self.user};") + password_checks_failed(out, self.user)
 
     def type(self, text):
         """Types text and Enter, from stdin (never in argv)."""
@@ -174,11 +185,9 @@ class Desktop:
         else:
             self.as_user("xdotool type --delay 30 --file - && xdotool key Return", input=text)
 
-    def attempt(self, text, then=None, shot=None):
-        """Types text at the lock screen, and `then` at xsecurelock's next prompt
-        (after a wrong pattern the module hands nothing on, and pam_unix asks
-        "Password:"); returns "unlocked" when the lock screen ended (with status
-        0), "refused" when PAM said no and it asks again."""
+    def attempt(self, text, shot=None):
+        """Types text at the lock screen; returns "unlocked" when the lock screen
+        ended (with status 0), "refused" when PAM said no and it asks again."""
         refusals = self.refusals_seen()
         if self.kind == "sway":
             # wtype's keys are now and then lost (a virtual keyboard that has
@@ -202,10 +211,6 @@ class Desktop:
         def snap():
             if shot and self.kind == "x11" and not shots and self.screen()[0] == "error":
                 shots.append(self.shot(shot))  # xsecurelock's message shows only for a while
-
-        if then is not None:
-            self.poll(lambda: snap() or self.prompted_again(wake=False), "xsecurelock's next prompt")
-            self.type(then)
 
         def settled():
             snap()

@@ -10,7 +10,8 @@
   distribution ships it (Debian ships none).
 
 Each one is unlocked with the pattern, unlocked with the password typed once,
-and taken through five wrong patterns: the pattern is then locked and no longer
+and taken through five wrong patterns, each of which ends its attempt (pam_unix
+is never asked after one): the pattern is then locked and no longer
 unlocks, the password still does, and after `patternlockd reset` the pattern
 does again. The password never reaches the daemon: the daemon's journal lines
 for the user are exactly the verify results the patterns explain (a password
@@ -23,8 +24,8 @@ import re
 
 import pytest
 
-from lockscreen_support import (PASSWORD, PATTERN, PROMPT, SHOTS, WRONG_PATTERN, Desktop, locked_after, status,
-                                verify_lines, verify_results)
+from lockscreen_support import (PASSWORD, PATTERN, PROMPT, SHOTS, WRONG_PATTERN, Desktop, locked_after,
+                                password_checks_failed, status, verify_lines, verify_results)
 from test_presence import Clients
 
 # A distribution's /etc/pam.d/polkit-1 (Debian's policykit-1 shipped this one
@@ -72,11 +73,12 @@ def test_a_lock_screen_takes_the_pattern_the_password_once_and_locks_the_pattern
         # Five wrong patterns lock the pattern.
         desk.lock()
         for n in range(5):
-            # swaylock answers pam_unix's "Password:" with the same entry; at
-            # xsecurelock's the user types the pattern again.
-            assert desk.attempt(WRONG_PATTERN, then=WRONG_PATTERN if kind == "x11" else None,
-                                shot={0: "wrong", 4: "now-locked"}.get(n)) == "refused"
+            # Each wrong pattern ends the attempt: no "Password:" follows that
+            # swaylock would answer with the same entry, or xsecurelock show.
+            assert desk.attempt(WRONG_PATTERN, shot={0: "wrong", 4: "now-locked"}.get(n)) == "refused"
         assert locked_after(clients, user) == 5, status(clients, user)
+        assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 0, \
+            "pam_unix was asked after a wrong pattern"
         # Locked: the right pattern no longer unlocks.
         assert desk.attempt(PATTERN, shot="pattern-locked") == "refused"
         if kind == "x11":
@@ -110,19 +112,16 @@ PKEXEC = ("sh -c 'f=$(mktemp -u) && mkfifo $f && { pkttyagent --process $$ --not
           "pkexec /usr/bin/id -un; echo PKEXEC=$?; kill $!; }'")
 
 
-def pkexec_steps(answer, user, ok, locked=False, then=None):
+def pkexec_steps(answer, user, ok, locked=False):
     """Steps: pkexec at the shell prompt, answered once. While the pattern is
-    locked the module says so and pam_unix asks its own "Password: "."""
+    locked the module says so and pam_unix asks its own "Password: "; a wrong
+    pattern is said, and ends the attempt with nothing more asked."""
     asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"], ["expect", "Password: "]]
              if locked else [["expect", re.escape(PROMPT)]])
     end = [["expect", r"root\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
                                                          ["expect", r"PKEXEC=(?!0)\d+"]]
-    if then is not None:  # a wrong pattern: the module says so, and pam_unix asks
-        asked_again = [["expect", r"Wrong pattern[^\n]*\n"], ["expect", "Password: "], ["secret", then + "\n"]]
-    else:
-        asked_again = []
     return [["send", PKEXEC + "\n"], ["expect", f"Authenticating as: {user}"], *asked,
-            ["secret", answer + "\n"], *asked_again, *end]  # Clients.session waits for the shell prompt
+            ["secret", answer + "\n"], *end]  # Clients.session waits for the shell prompt
 
 
 def test_pkexec_with_pkttyagent_takes_the_pattern_the_password_once_and_locks_the_pattern_after_five_wrong(
@@ -146,14 +145,16 @@ def pkexec_runs(clients, user):
     out = clients.session(user, PASSWORD, [
         pkexec_steps(PATTERN, user, ok=True),
         pkexec_steps(PASSWORD, user, ok=True),
-        # A wrong pattern, then Enter at pam_unix's "Password:".
-        *[pkexec_steps(WRONG_PATTERN, user, ok=False, then="") for _ in range(5)],
+        *[pkexec_steps(WRONG_PATTERN, user, ok=False) for _ in range(5)],
         pkexec_steps(PATTERN, user, ok=False, locked=True),
         pkexec_steps(PASSWORD, user, ok=True, locked=True),
     ], timeout=180)
-    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 7, \
-        "one prompt each time, and Password: only after a wrong or locked pattern"
+    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 2, \
+        "one prompt each time, and Password: only while the pattern is locked"
     assert "Error: Wrong pattern" in out, out
+    # After each wrong pattern the attempt ended: pam_unix checked nothing
+    # but the right pattern typed while locked.
+    assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 1, out
     results = verify_results(clients, user)
     assert results == EXPECTED_RESULTS[:-1], f"the password reached the daemon, or a pattern did not: {results}"
     assert locked_after(clients, user) == 5, status(clients, user)
