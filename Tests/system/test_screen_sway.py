@@ -23,7 +23,6 @@ from screen_image import distance, find_grid, is_red
 from test_presence import Clients
 
 PASSWORD = "Lock-Scr33n-pass"
-WRONG_PASSWORD = "not-the-Passw0rd"
 PATTERN = "46183"  # accepted by the enroll policy the packaged daemon runs; 4 to 6 passes over 5
 WRONG = "2589"  # a valid pattern, so each one counts
 COLOUR = "203040"
@@ -271,8 +270,12 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
         assert "Wrong pattern" in text, text
         assert screen.results(user) == ["FAIL,remaining=4"]
         assert any("4 attempts left" in m for m in lock.lines("message ")), lock.log()
-        # pam_unix asks next: the password field, which the password answers.
-        lock.await_prompt("password", since=mark)
+        # The wrong pattern ended the attempt: the next one asks the pattern
+        # again, never pam_unix's password field; the password typed there
+        # (its first key opens the field) unlocks.
+        lock.await_line("attempt result=failure", since=mark)
+        lock.await_prompt("pattern", since=mark)
+        assert not [x for x in lock.lines("prompt kind=") if x != "prompt kind=pattern"], lock.log()
         desk.type_secret(PASSWORD)
         lock.unlocked()
     assert screen.results(user) == ["FAIL,remaining=4"], "the password reached the daemon"
@@ -287,13 +290,11 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
             grid, _ = lock.grid()
             mark = lock.mark()
             wrong_pattern(desk, lock, grid, n)
-            lock.await_prompt("password", since=mark)
-            if n < 5:
-                # A wrong password ends this attempt (pam_unix refuses it, never
-                # the daemon) and the next one asks for a pattern again.
-                mark = lock.mark()
-                desk.type_secret(WRONG_PASSWORD)
-                lock.await_line("attempt result=failure", since=mark)
+            # Each wrong pattern ends its attempt; the next asks the pattern
+            # again until the fifth locked it: then the module says so and
+            # pam_unix asks for the password.
+            lock.await_line("attempt result=failure", since=mark)
+            lock.await_prompt("pattern" if n < 5 else "password", since=mark)
         assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
         # Once the red path has gone, the screen shows no grid, and the lock
         # sentence whole.
@@ -302,7 +303,9 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
             f"the grid is still on the screen of a locked pattern; saved as {desk.save(image, 'locked-grid')}"
         text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
         desk.save(image, "now-locked")
-        assert f"Pattern unlock for {user} is now locked after 5 failed attempts" in text, text
+        # The fifth pattern's sentence ("is now locked"), or the next attempt's
+        # ("is locked"), whichever the screen shows when it is read.
+        assert re.search(rf"Pattern unlock for {user} is (now )?locked after 5 failed attempts", text), text
         assert find_grid(image) is None, "the grid came back"
         before = screen.verify_lines(user)
         status = screen.system.run(f"patternlockd status {user}").stdout
