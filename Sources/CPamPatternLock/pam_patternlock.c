@@ -8,8 +8,12 @@
  * daemon verify them. With one_prompt the same prompt takes the password:
  * what is not a pattern goes unsent to the next module as PAM_AUTHTOK. Only an
  * exact "OK" (or "OK weak=1", after which one line advises a change) to the
- * VERIFY is success; every failure to reach or understand the daemon is
- * PAM_AUTHINFO_UNAVAIL so the stack falls through to the password.
+ * VERIFY is success; a pattern entered and refused (wrong, invalid, the one
+ * that locked it) is PAM_AUTH_ERR, and only that, which the profile's
+ * auth_err=die makes the end of the attempt; every other way the pattern was
+ * not used (no pattern, locked before the prompt, an empty entry, a failure
+ * to reach or understand the daemon) is PAM_AUTHINFO_UNAVAIL or
+ * PAM_USER_UNKNOWN so the stack falls through to the password.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -118,18 +122,24 @@ static int unavailable(const struct session *s, const char *why)
 	return PAM_AUTHINFO_UNAVAIL;
 }
 
-static int locked(const struct session *s, long retry_after)
+/* The lock sentence. What it returns is the caller's to choose: locked
+ * before the prompt, nothing was entered and the password is still to be
+ * asked (PAM_AUTHINFO_UNAVAIL); locked by the pattern just entered (the fifth
+ * wrong one), that pattern was refused (PAM_AUTH_ERR). */
+static int locked(const struct session *s, long retry_after, int ret)
 {
 	char text[MESSAGE_SIZE];
 
 	pam_syslog(s->pamh, LOG_NOTICE, "user %s is locked out", s->user);
 	if (pl_format_locked(text, sizeof(text), s->user, retry_after) > 0)
 		tell(s, PAM_ERROR_MSG, text);
-	return PAM_AUTH_ERR;
+	return ret;
 }
 
 /* STATUS before any prompt: only an enrolled, unlocked user is asked.
- * Returns PAM_SUCCESS to go on to the prompt, or the module's answer. */
+ * Returns PAM_SUCCESS to go on to the prompt, or the module's answer, never
+ * PAM_AUTH_ERR: nothing was entered yet, so the stack must go on to the
+ * password (a locked user is told so and then asked the password). */
 static int check_status(const struct session *s)
 {
 	char request[PL_MAX_REQUEST];
@@ -159,7 +169,8 @@ static int check_status(const struct session *s)
 					   "user %s has no pattern", s->user);
 			ret = PAM_USER_UNKNOWN;
 		} else if (reply.locked == 1) {
-			ret = locked(s, reply.retry_after);
+			ret = locked(s, reply.retry_after,
+				     PAM_AUTHINFO_UNAVAIL);
 		} else {
 			ret = PAM_SUCCESS;
 		}
@@ -168,7 +179,7 @@ static int check_status(const struct session *s)
 		ret = PAM_USER_UNKNOWN;
 		break;
 	case PL_VERB_LOCKED:
-		ret = locked(s, reply.retry_after);
+		ret = locked(s, reply.retry_after, PAM_AUTHINFO_UNAVAIL);
 		break;
 	case PL_VERB_DENIED:
 		snprintf(why, sizeof(why),
@@ -264,7 +275,11 @@ static const char *item_string(pam_handle_t *pamh, int type)
 	return item;
 }
 
-/* What the daemon said about the entry, as a PAM code and a sentence. */
+/* What the daemon said about the entry, as a PAM code and a sentence.
+ * PAM_AUTH_ERR means exactly "a pattern was entered and refused" (wrong,
+ * invalid, or the one that locked it): the profile's auth_err=die ends the
+ * whole attempt there. Every failure to get an answer is
+ * PAM_AUTHINFO_UNAVAIL, so the stack goes on to the password. */
 static int verify_outcome(const struct session *s, const struct pl_reply *r)
 {
 	char text[MESSAGE_SIZE];
@@ -289,7 +304,9 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 			tell(s, PAM_ERROR_MSG, text);
 		return PAM_AUTH_ERR;
 	case PL_VERB_LOCKED:
-		return locked(s, r->retry_after);
+		/* The entry was the one that locked the pattern (or the
+		 * daemon locked it between STATUS and VERIFY): refused. */
+		return locked(s, r->retry_after, PAM_AUTH_ERR);
 	case PL_VERB_INVALID:
 		if (r->reason == PL_REASON_EMPTY)
 			return PAM_AUTHINFO_UNAVAIL;
@@ -410,6 +427,10 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	if (ret != PAM_SUCCESS) {
 		if (ret == PAM_CONV_AGAIN)
 			ret = PAM_INCOMPLETE;
+		/* An application's conversation may answer with any code;
+		 * PAM_AUTH_ERR is kept for a refused pattern. */
+		else if (ret == PAM_AUTH_ERR)
+			ret = PAM_AUTHINFO_UNAVAIL;
 		goto done;
 	}
 	/* A name the daemon cannot store has no pattern: no need to ask. */
@@ -482,15 +503,19 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	} else {
 		ret = verify_outcome(&s, &reply);
 	}
-	/* one_prompt: a pattern that did not unlock is not handed on, though
-	 * it may be a password made of digits. pam_unix's try_first_pass does
-	 * not ask again when the token it was given fails: handed on, every
-	 * mistyped pattern would end the attempt as a wrong password too (one
-	 * more for pam_faillock's count), with no chance to type the password.
-	 * Not handed on, pam_unix asks "Password:": a client that answers every
-	 * prompt with the same text (swaylock) answers it with that entry, so a
-	 * digit password still unlocks with one answer, and on a terminal the
-	 * user types the password. */
+	/* A pattern that did not unlock is not handed on, though it may be a
+	 * password made of digits, and its PAM_AUTH_ERR ends the whole attempt
+	 * (the profile's auth_err=die): pam_unix is not asked in it. Handed
+	 * on, pam_unix's try_first_pass would check the pattern as a password
+	 * (one more for pam_faillock's count); not handed on but ignored,
+	 * pam_unix would ask "Password:" in the same attempt, and a client
+	 * that keeps its field (KDE's Breeze, xsecurelock) or answers every
+	 * prompt with the same text (swaylock) would answer it with the
+	 * pattern or the pattern followed by the password. Ended, the client
+	 * says the attempt failed and the next one starts again at the one
+	 * prompt. A password shaped like a pattern gets to pam_unix by an empty
+	 * entry at the pattern prompt (PAM_AUTHINFO_UNAVAIL above), or once
+	 * the pattern is locked (STATUS says so before any prompt). */
 done:
 	explicit_bzero(request, sizeof(request));
 	if (entry != NULL) {

@@ -35,7 +35,10 @@ CLIENT_PACKAGES = ["polkitd", "pkexec", "openssh-server", "openssh-client", "sas
                    # wtype and shot with grim; xsecurelock on Xvfb, typed into with xdotool and shot with
                    # xwd (x11-apps) and ImageMagick's convert
                    "sway", "swaylock", "wtype", "grim", "xvfb", "xsecurelock", "xdotool", "x11-apps", "x11-utils",
-                   "imagemagick", "fonts-dejavu-core", "xauth"]
+                   "imagemagick", "fonts-dejavu-core", "xauth",
+                   # KDE Plasma's lock screen (test_lockscreen_kde.py): the greeter and Breeze's lock screen
+                   # design (about 420 packages; tesseract, which reads its screen, is the host's)
+                   "libkscreenlocker5", "plasma-workspace"]
 
 
 class BootedSystem:

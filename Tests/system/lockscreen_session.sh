@@ -4,11 +4,12 @@
 # with `login` on a pty and execs this as the session's shell), so that the lock
 # screens it starts, and the PAM conversations they run, belong to that session.
 #
-#   lockscreen_session.sh sway|x11 DIR
+#   lockscreen_session.sh sway|x11|kde DIR
 #
 # Starts a display server of that kind (sway on the headless wlroots backend, or
-# Xvfb :5), writes DIR/ready, then each time DIR/lock appears removes it and runs
-# the lock screen (swaylock, or xsecurelock) in the foreground, its output in
+# Xvfb :5 for x11 and kde), writes DIR/ready, then each time DIR/lock appears
+# removes it and runs the lock screen (swaylock, xsecurelock, or KDE Plasma's
+# greeter in its testing mode, on a D-Bus session bus of its own) in the foreground, its output in
 # DIR/locker.N.log and its exit status in DIR/rc.N. When DIR/quit appears it
 # stops the server and ends, which ends the session.
 set -u
@@ -23,14 +24,14 @@ sway)
     export WAYLAND_DISPLAY=wayland-1
     until [ -S "$XDG_RUNTIME_DIR/$WAYLAND_DISPLAY" ] && grim - >/dev/null 2>&1; do sleep 0.1; done
     ;;
-x11)
+x11 | kde)
     Xvfb :5 -screen 0 800x600x24 -nolisten tcp >"$dir/server.log" 2>&1 </dev/null &
     server=$!
     export DISPLAY=:5
     until xdpyinfo >/dev/null 2>&1; do sleep 0.1; done
     ;;
 *)
-    echo "usage: $0 sway|x11 DIR" >&2
+    echo "usage: $0 sway|x11|kde DIR" >&2
     exit 2
     ;;
 esac
@@ -40,11 +41,14 @@ while [ ! -e "$dir/quit" ]; do
     if [ -e "$dir/lock" ]; then
         rm -f "$dir/lock"
         n=$((n + 1))
-        if [ "$kind" = sway ]; then
-            swaylock -d -F -c 336699 >"$dir/locker.$n.log" 2>&1 </dev/null
-        else
-            xsecurelock >"$dir/locker.$n.log" 2>&1 </dev/null
-        fi
+        case $kind in
+        sway) swaylock -d -F -c 336699 >"$dir/locker.$n.log" 2>&1 </dev/null ;;
+        x11) xsecurelock >"$dir/locker.$n.log" 2>&1 </dev/null ;;
+        kde)
+            dbus-run-session /usr/lib/x86_64-linux-gnu/libexec/kscreenlocker_greet --testing \
+                >"$dir/locker.$n.log" 2>&1 </dev/null
+            ;;
+        esac
         echo $? >"$dir/rc.$n"
     fi
     sleep 0.1

@@ -357,13 +357,17 @@ def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(
     for left in (4, 3, 2, 1):
         noun = "attempt" if left == 1 else "attempts"
         wrong.append(sudo_steps(
-            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"],
-            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]))
+            # A wrong pattern ends sudo's attempt; the next one is the one
+            # prompt again, where the password is typed.
+            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"], ["expect", "Sorry, try again."],
+            ["expect", PROMPT], ["secret", PASSWORD + "\n"]))
     out = box.session("sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
         sudo_steps(["secret", PATTERN + "\n"]),
         *wrong,
         sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-                   ["expect", f"patternlockd reset {u}"],
+                   ["expect", f"patternlockd reset {u}"], ["expect", "Sorry, try again."],
+                   # The next attempt: locked, so pam_unix asks.
+                   ["expect", "locked after 5 failed attempts"],
                    ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
         # Locked: no pattern prompt at all, the way out named, the password still works.
         [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],

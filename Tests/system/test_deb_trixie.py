@@ -92,18 +92,22 @@ def test_sudo_takes_the_pattern_in_a_local_session_and_five_wrong_lock_it(box13)
     box13.ok(f"patternlockd enroll {u}", input=f"{PATTERN}\n{PATTERN}\n")
     box13.ok("pam-auth-update --enable patternlock")
     written = box13.ok("grep pam_patternlock /etc/pam.d/common-auth").split()
-    assert written[:4] == ["auth", "[success=2", "default=ignore]", "pam_patternlock.so"], written
+    assert written[:5] == ["auth", "[success=2", "auth_err=die", "default=ignore]", "pam_patternlock.so"], written
     wrong = []
     for left in (4, 3, 2, 1):
         noun = "attempt" if left == 1 else "attempts"
         wrong.append(sudo_steps(
-            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"],
-            ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]))
+            # A wrong pattern ends sudo's attempt; the next one is the one
+            # prompt again, where the password is typed.
+            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"], ["expect", "Sorry, try again."],
+            ["expect", PROMPT], ["secret", PASSWORD + "\n"]))
     out = box13.session("Debian 13 sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
         sudo_steps(["secret", PATTERN + "\n"]),
         *wrong,
         sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-                   ["expect", f"patternlockd reset {u}"],
+                   ["expect", f"patternlockd reset {u}"], ["expect", "Sorry, try again."],
+                   # The next attempt: locked, so pam_unix asks.
+                   ["expect", "locked after 5 failed attempts"],
                    ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
     ])
     assert "password for" not in out.split(SUDO.strip(), 2)[1], "the right pattern needs no password"

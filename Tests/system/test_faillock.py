@@ -8,7 +8,7 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_SUCCESS, RIGHT, ROOT, WRONG,
+from pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, ROOT, WRONG,
                          documented_stack, on, set_password)
 
 pytest_plugins = ["pam_support"]
@@ -87,11 +87,26 @@ def test_above_preauth_the_pattern_would_let_a_faillock_locked_user_in(pam, live
     assert r.code == PAM_SUCCESS, r
 
 
+def test_a_wrong_pattern_ends_the_attempt_and_faillock_counts_nothing(pam, live, account, tally):
+    """The pattern line's auth_err=die: a refused pattern fails the attempt
+    before pam_unix and faillock's authfail; the daemon counts it, faillock
+    does not, and "Password:" is not asked."""
+    stack = documented(live, tally)
+    for _ in range(3):  # faillock's deny=3 would lock the account were they counted
+        r = pam.authenticate(account, WRONG, PASSWORD, stack=stack)
+        assert r.code == PAM_AUTH_ERR, r
+        assert r.prompts == [ONE_PROMPT]
+    assert faillock_count(tally, account) == 0
+    assert " failures=3 " in live.request(f"STATUS user={account}")
+    r = pam.authenticate(account, PASSWORD, stack=stack)
+    assert r.code == PAM_SUCCESS, r
+
+
 def test_the_password_still_works_when_the_pattern_is_locked(pam, live, account, tally):
     stack = documented(live, tally)
     for _ in range(5):
         r = pam.authenticate(account, WRONG, PASSWORD, stack=stack)
-        assert r.code == PAM_SUCCESS, r
+        assert r.code == PAM_AUTH_ERR, r
     assert " locked=1 " in live.request(f"STATUS user={account}")
     r = pam.authenticate(account, PASSWORD, stack=stack)
     assert r.code == PAM_SUCCESS, r

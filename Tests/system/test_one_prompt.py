@@ -8,9 +8,9 @@ import pytest
 
 pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (COMPACT_PROMPT, GRID, LOCKED, ONE_COMPACT_PROMPT, ONE_PROMPT, PAM_AUTHINFO_UNAVAIL,
-                         PAM_SUCCESS, PROMPT, RIGHT, WRONG, by_verb, documented_stack, failures, on,
-                         set_password, wrong)
+from pam_support import (COMPACT_PROMPT, GRID, LOCKED, NOW_LOCKED, ONE_COMPACT_PROMPT, ONE_PROMPT, PAM_AUTH_ERR,
+                         PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT, WRONG, by_verb, documented_stack, failures,
+                         on, set_password, wrong)
 
 pytest_plugins = ["pam_support"]
 
@@ -39,6 +39,8 @@ def test_the_documented_stack_uses_one_prompt_and_try_first_pass():
     unix = next(line for line in lines if "pam_unix.so" in line)
     assert "one_prompt" in module.split() and "password_at_login" in module.split()
     assert "try_first_pass" in unix.split()
+    # A refused pattern ends the attempt; anything else goes on to the password.
+    assert module.split()[1] == "[success=2" and module.split()[2:4] == ["auth_err=die", "default=ignore]"], module
 
 
 # ---- one prompt ------------------------------------------------------------------
@@ -85,31 +87,68 @@ def test_what_is_not_a_pattern_never_reaches_the_daemon(pam, fake, user, passwor
     assert sent.startswith(b"STATUS ") and sent.count(b"\n") == 1
 
 
-def test_a_digit_password_shaped_like_a_pattern_is_counted_and_still_unlocks(pam, live, account):
-    """The documented caveat: it is sent as a pattern and counted as a wrong
-    one; pam_unix then asks, and a client that answers every prompt with the
-    same text unlocks with that one answer."""
+def test_a_digit_password_shaped_like_a_pattern_unlocks_after_enter_on_the_empty_prompt(pam, live, account):
+    """The documented caveat: typed at the one prompt it is sent as a pattern,
+    counted as a wrong one, and ends the attempt. The way out: Enter on the
+    empty prompt, then the password at pam_unix's "Password:"."""
     set_password(account, DIGIT_PASSWORD)
     r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True)
-    assert r.code == PAM_SUCCESS, r
-    assert r.prompts == [ONE_PROMPT, UNIX_PROMPT]
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.prompts == [ONE_PROMPT]
     assert r.errors == [wrong(4)]
     assert failures(live, account) == 1
-    # Typed twice by a client that shows each prompt.
-    r = pam.authenticate(account, DIGIT_PASSWORD, DIGIT_PASSWORD, stack=example(live))
+    r = pam.authenticate(account, "", DIGIT_PASSWORD, stack=example(live))
     assert r.code == PAM_SUCCESS, r
-    assert failures(live, account) == 2
+    assert r.prompts == [ONE_PROMPT, UNIX_PROMPT]
+    assert failures(live, account) == 1
 
 
-def test_a_wrong_pattern_is_counted_and_the_password_is_asked(pam, live, account):
-    """A pattern that does not unlock is not handed on: pam_unix's
-    try_first_pass would not ask again, and the user could not follow with the
-    password."""
+def test_a_digit_password_shaped_like_a_pattern_unlocks_with_one_answer_once_the_pattern_is_locked(
+        pam, live, account):
+    """A client that answers every prompt with the same text (swaylock) cannot
+    send an empty entry and then the password: after five tries the pattern is
+    locked, the module asks nothing, and the one answer reaches pam_unix."""
+    set_password(account, DIGIT_PASSWORD)
+    for n in range(4, -1, -1):
+        r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True)
+        assert r.code == PAM_AUTH_ERR and r.prompts == [ONE_PROMPT], r
+    assert r.errors == [NOW_LOCKED.format(user=account)]
+    r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [UNIX_PROMPT]
+    assert r.errors == [LOCKED.format(user=account)]
+
+
+@pytest.mark.parametrize("repeat", [True, False], ids=["same-text-client", "prompt-by-prompt-client"])
+def test_a_wrong_pattern_ends_the_attempt_and_pam_unix_is_never_asked(pam, live, account, syslog, repeat):
+    """A pattern that does not unlock is counted, said, and ends the whole
+    pam_authenticate (auth_err=die): no "Password:" that a client would answer
+    with the pattern still in its field, and nothing for pam_unix to check
+    (it logs every failed check; here it logs nothing)."""
+    r = pam.authenticate(account, WRONG, PASSWORD, stack=example(live), repeat=repeat, syslog=syslog)
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.prompts == [ONE_PROMPT]
+    assert r.errors == [wrong(4)]
+    assert failures(live, account) == 1
+    assert not [m for m in syslog.messages() if "pam_unix" in m], syslog.messages()
+    # The next attempt starts again at the one prompt, and the password unlocks.
+    r = pam.authenticate(account, PASSWORD, stack=example(live), repeat=repeat)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [ONE_PROMPT]
+    assert failures(live, account) == 1
+
+
+def test_the_fifth_wrong_pattern_ends_the_attempt_and_the_next_one_asks_the_password(pam, live, account):
+    for n in range(4, 0, -1):
+        r = pam.authenticate(account, WRONG, stack=example(live))
+        assert r.code == PAM_AUTH_ERR and r.errors == [wrong(n)], r
     r = pam.authenticate(account, WRONG, PASSWORD, stack=example(live))
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.prompts == [ONE_PROMPT]
+    assert r.errors == [NOW_LOCKED.format(user=account)]
+    r = pam.authenticate(account, PASSWORD, stack=example(live))
     assert r.code == PAM_SUCCESS, r
-    assert r.prompts == [ONE_PROMPT, UNIX_PROMPT]
-    assert r.errors == [wrong(4)]
-    assert failures(live, account) == 1
+    assert r.prompts == [UNIX_PROMPT]
 
 
 def test_an_empty_entry_leaves_the_password_to_pam_unix(pam, live, account):
@@ -154,9 +193,14 @@ def test_a_token_set_before_the_module_is_left_alone(pam, fake, user):
 
 def test_without_one_prompt_nothing_is_handed_on(pam, live, account):
     """The classic mode, with pam_unix try_first_pass: a password typed at the
-    pattern prompt is sent as a pattern (and refused), and pam_unix asks."""
+    pattern prompt is refused as no pattern (not counted, not handed on) and
+    ends the attempt; Enter at the pattern prompt, then the password, unlocks."""
     stack = [line.replace(" one_prompt", "") for line in example(live)]
     r = pam.authenticate(account, PASSWORD, PASSWORD, stack=stack)
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.prompts == [PROMPT]
+    assert failures(live, account) == 0
+    r = pam.authenticate(account, "", PASSWORD, stack=stack)
     assert r.code == PAM_SUCCESS, r
     assert r.prompts == [PROMPT, UNIX_PROMPT]
 

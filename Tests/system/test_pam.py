@@ -53,8 +53,11 @@ def test_five_wrong_patterns_lock_the_user(pam, live, enrolled):
         assert r.code == PAM_AUTH_ERR, r
         expected = wrong(5 - attempt) if attempt < 5 else NOW_LOCKED.format(user=enrolled)
         assert r.errors == [expected]
+    # Locked: told so, not asked, and nothing was entered to refuse: not
+    # PAM_AUTH_ERR (which the profile's auth_err=die makes the end of the
+    # attempt), so the stack goes on to the password.
     r = pam.authenticate(enrolled, RIGHT, args=[on(live)])
-    assert r.code == PAM_AUTH_ERR, r
+    assert r.code == PAM_AUTHINFO_UNAVAIL, r
     assert r.prompts == [] and r.infos == []
     assert r.errors == [LOCKED.format(user=enrolled)]
 
@@ -388,13 +391,26 @@ def test_not_enrolled_status_gets_no_prompt(pam, fake):
 def test_locked_status_with_timed_unlock(pam, fake):
     d = fake(by_verb(status=status_line("alice", locked=1, failures=5, retry_after=540)))
     r = pam.authenticate("alice", RIGHT, args=[on(d)])
-    assert r.code == PAM_AUTH_ERR, r
+    assert r.code == PAM_AUTHINFO_UNAVAIL, r
     assert r.prompts == []
     assert r.errors == ["Pattern unlock for alice is locked after 5 failed attempts. Try again in "
                         "9 minutes, or ask an administrator to run: patternlockd reset alice"]
     assert d.verbs() == ["STATUS"]
 
 
+def test_a_locked_reply_to_status_goes_on_to_the_password(pam, fake):
+    """LOCKED as the answer to STATUS (not a STATUS line): said, nothing asked
+    or sent, and PAM_AUTHINFO_UNAVAIL like every way the pattern was not used."""
+    d = fake(by_verb(status=b"LOCKED retry_after=0\n"))
+    r = pam.authenticate("alice", RIGHT, args=[on(d)])
+    assert r.code == PAM_AUTHINFO_UNAVAIL, r
+    assert r.prompts == []
+    assert r.errors == [LOCKED.format(user="alice")]
+    assert d.verbs() == ["STATUS"]
+
+
+# PAM_AUTH_ERR only for an entry that was sent and refused (or refused here,
+# as too long): the profile's auth_err=die ends the attempt on it.
 @pytest.mark.parametrize("verify, code, errors", [
     (b"FAIL remaining=1\n", PAM_AUTH_ERR, [wrong(1)]),
     (b"FAIL remaining=0\n", PAM_AUTH_ERR, [NOW_LOCKED.format(user="alice")]),

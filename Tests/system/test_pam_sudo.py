@@ -23,6 +23,9 @@ pytest_plugins = ["pam_support"]
 PAM_D = pathlib.Path("/etc/pam.d")
 SUDOERS_D = pathlib.Path("/etc/sudoers.d")
 TRANSCRIPT = pathlib.Path("/tmp/patternlock-sudo-transcript.txt")
+PASSWORD = "pl-Password-1"
+# A password that looks like a pattern: digits 1-9, none twice, 4 or more.
+DIGIT_PASSWORD = "14789"
 
 
 @pytest.fixture
@@ -95,15 +98,17 @@ def test_example_stack_takes_the_pattern_without_a_password(pam_service, pam_mod
     assert "Password" not in r.stdout + r.stderr
 
 
-def test_example_stack_falls_back_to_the_password(pam_service, pam_module, live, enrolled):
+def test_example_stack_ends_the_attempt_at_a_wrong_pattern(pam_service, pam_module, live, enrolled):
     service = pam_service(shipped_stack(pam_module, live.socket))
     r = pamtester(service, enrolled, WRONG + "\n")
     out = r.stdout + r.stderr
-    # The wrong pattern is reported, then pam_unix asks for the password
-    # (the user has none, and stdin ends: the stack fails).
+    # The wrong pattern is reported and the attempt fails there: pam_unix is
+    # not asked.
     assert wrong(4) in out
-    assert out.index(wrong(4)) < out.index("Password: ")
+    assert "Password: " not in out
+    assert "Authentication failure" in out
     assert r.returncode != 0
+    assert failures(live, enrolled) == 1
 
 
 def test_example_stack_without_daemon_asks_only_the_password(pam_service, pam_module, enrolled,
@@ -248,7 +253,7 @@ def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
     shipped example stack: the pattern first, the password as the fallback."""
     from pam_support import set_password
     live.enroll(user, RIGHT)
-    set_password(user, "pl-Password-1")
+    set_password(user, PASSWORD)
     service = pam_service(shipped_stack(pam_module, live.socket))
     snippet = SUDOERS_D / unique("pltest_")
     snippet.write_text(
@@ -265,21 +270,52 @@ def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
         snippet.unlink(missing_ok=True)
 
 
-def test_sudo_with_the_example_stack_asks_for_the_password_after_a_wrong_pattern(
-        sudo_user_with_the_example_stack):
-    """What pam_patternlock(8) shows under sudo (issue 14): the grid inside the
-    prompt, the wrong pattern told, then the password prompt of pam_unix."""
+def test_sudo_with_the_example_stack_says_sorry_after_a_wrong_pattern_and_asks_the_one_prompt_again(
+        live, sudo_user_with_the_example_stack):
+    """What pam_patternlock(8) shows under sudo: the grid inside the prompt, the
+    wrong pattern told, and the attempt over (sudo's "Sorry, try again."); the
+    next one is the one prompt again, and the password typed there unlocks.
+    pam_unix was never asked in the first attempt."""
     user = sudo_user_with_the_example_stack
     shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
-                                  [(ONE_PROMPT, WRONG), ("password for", "pl-Password-1")])
+                                  [(ONE_PROMPT, WRONG), (ONE_PROMPT, PASSWORD)])
     transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT.with_name("patternlock-sudo-example-stack-transcript.txt"),
                     "sudo, example stack, wrong pattern then the password", transcript)
     assert code == 0, transcript
-    expected = (GRID.format(user=user) + "\n" + ONE_PROMPT + "\n" + wrong(4) + "\n"
-                + f"[sudo] password for {user}: \n0\n")
+    one = GRID.format(user=user) + "\n" + ONE_PROMPT + "\n"
+    expected = one + wrong(4) + "\nSorry, try again.\n" + one + "0\n"
     assert shown.endswith(expected), transcript
-    assert "Sorry, try again" not in shown
+    assert "password for" not in shown
+    assert failures(live, user) == 1
+
+
+def test_sudo_with_the_example_stack_gives_three_tries_each_at_the_one_prompt(live, sudo_user_with_the_example_stack):
+    user = sudo_user_with_the_example_stack
+    shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [(ONE_PROMPT, WRONG)] * 3)
+    assert code != 0, shown
+    assert shown.count(ONE_PROMPT) == 3 and shown.count("Sorry, try again.") == 2, shown
+    assert "3 incorrect password attempts" in shown, shown
+    assert [wrong(n) in shown for n in (4, 3, 2)] == [True] * 3, shown
+    assert "password for" not in shown
+    assert failures(live, user) == 3
+
+
+def test_sudo_with_a_digit_password_shaped_like_a_pattern_unlocks_after_enter_on_the_empty_prompt(
+        live, sudo_user_with_the_example_stack):
+    """The documented way out for a password made only of distinct digits 1-9:
+    Enter on the empty one prompt, then the password at pam_unix's prompt.
+    Nothing reaches the daemon."""
+    from pam_support import set_password
+    user = sudo_user_with_the_example_stack
+    set_password(user, DIGIT_PASSWORD)
+    shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
+                                  [(ONE_PROMPT, ""), ("password for", DIGIT_PASSWORD)])
+    assert code == 0, shown
+    assert shown.endswith(f"[sudo] password for {user}: \n0\n"), shown
+    assert "Wrong pattern" not in shown and "Sorry" not in shown
+    assert failures(live, user) == 0
 
 
 def test_sudo_with_the_example_stack_takes_the_password_at_the_one_prompt(
@@ -289,7 +325,7 @@ def test_sudo_with_the_example_stack_takes_the_password_at_the_one_prompt(
     daemon never sees it nor counts it."""
     user = sudo_user_with_the_example_stack
     shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),
-                                  [(ONE_PROMPT, "pl-Password-1")])
+                                  [(ONE_PROMPT, PASSWORD)])
     transcript = f"$ sudo id -u\n{shown}(exit status {code})\n"
     save_transcript(TRANSCRIPT.with_name("patternlock-sudo-one-prompt-transcript.txt"),
                     "sudo, example stack, the password at the one prompt", transcript)

@@ -23,7 +23,6 @@ from screen_image import distance, find_grid, is_red
 from test_presence import Clients
 
 PASSWORD = "Lock-Scr33n-pass"
-WRONG_PASSWORD = "not-the-Passw0rd"
 PATTERN = "46183"  # accepted by the enroll policy the packaged daemon runs; 4 to 6 passes over 5
 WRONG = "2589"  # a valid pattern, so each one counts
 COLOUR = "203040"
@@ -271,8 +270,12 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
         assert "Wrong pattern" in text, text
         assert screen.results(user) == ["FAIL,remaining=4"]
         assert any("4 attempts left" in m for m in lock.lines("message ")), lock.log()
-        # pam_unix asks next: the password field, which the password answers.
-        lock.await_prompt("password", since=mark)
+        # The wrong pattern ended the attempt: the next one asks the pattern
+        # again, never pam_unix's password field; the password typed there
+        # (its first key opens the field) unlocks.
+        lock.await_line("attempt result=failure", since=mark)
+        lock.await_prompt("pattern", since=mark)
+        assert not [x for x in lock.lines("prompt kind=") if x != "prompt kind=pattern"], lock.log()
         desk.type_secret(PASSWORD)
         lock.unlocked()
     assert screen.results(user) == ["FAIL,remaining=4"], "the password reached the daemon"
@@ -287,13 +290,11 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
             grid, _ = lock.grid()
             mark = lock.mark()
             wrong_pattern(desk, lock, grid, n)
-            lock.await_prompt("password", since=mark)
-            if n < 5:
-                # A wrong password ends this attempt (pam_unix refuses it, never
-                # the daemon) and the next one asks for a pattern again.
-                mark = lock.mark()
-                desk.type_secret(WRONG_PASSWORD)
-                lock.await_line("attempt result=failure", since=mark)
+            # Each wrong pattern ends its attempt; the next asks the pattern
+            # again until the fifth locked it: then the module says so and
+            # pam_unix asks for the password.
+            lock.await_line("attempt result=failure", since=mark)
+            lock.await_prompt("pattern" if n < 5 else "password", since=mark)
         assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
         # Once the red path has gone, the screen shows no grid, and the lock
         # sentence whole.
@@ -302,7 +303,9 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
             f"the grid is still on the screen of a locked pattern; saved as {desk.save(image, 'locked-grid')}"
         text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
         desk.save(image, "now-locked")
-        assert f"Pattern unlock for {user} is now locked after 5 failed attempts" in text, text
+        # The fifth pattern's sentence ("is now locked"), or the next attempt's
+        # ("is locked"), whichever the screen shows when it is read.
+        assert re.search(rf"Pattern unlock for {user} is (now )?locked after 5 failed attempts", text), text
         assert find_grid(image) is None, "the grid came back"
         before = screen.verify_lines(user)
         status = screen.system.run(f"patternlockd status {user}").stdout
@@ -377,7 +380,8 @@ def test_an_output_added_while_locked_gets_the_grid(screen):
 def test_sudo_takes_the_pattern_on_debian_13(debian13):
     """The packages' own smoke test on the current stable: sudo in the user's
     local session takes the pattern; a wrong one says how many attempts are
-    left and the password follows."""
+    left and ends sudo's attempt, and the one prompt of its next takes the
+    password."""
     screen = debian13
     user = screen.user("plsudo", PASSWORD, pattern=PATTERN)
     s = screen.system
@@ -388,10 +392,10 @@ def test_sudo_takes_the_pattern_on_debian_13(debian13):
             [["send", sudo], ["expect", "Pattern or password: "], ["secret", PATTERN + "\n"],
              ["expect", "SUDO-OK root"]],
             [["send", sudo], ["expect", "Pattern or password: "], ["secret", WRONG + "\n"],
-             ["expect", "4 attempts left"], ["expect", rf"\[sudo\] password for {user}: "],
+             ["expect", "4 attempts left"], ["expect", "Sorry, try again."], ["expect", "Pattern or password: "],
              ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]],
         ])
-        assert "password for" not in out.split("SUDO-OK root")[0], "the right pattern needs no password"
+        assert "password for" not in out, "the pattern, then the password at the one prompt: sudo asked nothing else"
         assert screen.results(user) == ["OK", "FAIL,remaining=4"]
         assert all(" service=sudo " in line for line in screen.verify_lines(user))
     finally:

@@ -208,7 +208,7 @@ def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(scree
     s = screens("wrong")
     mark = len(s.locker.lines)
     commits = s.drag(WRONG_DRAG)
-    # The module's message; PAM then goes on to pam_unix's password prompt.
+    # The module's message; the attempt ends there.
     s.locker.debug(r"^message Wrong pattern .* 4 attempts left\.$", start=mark)
     # Every frame for the next seconds: the red lasts about one.
     frames = []
@@ -332,24 +332,20 @@ def test_a_touch_drag_of_three_dots_is_too_short_and_not_counted(screens, live, 
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
-def test_after_a_wrong_pattern_a_tap_brings_the_grid_back_and_the_right_pattern_unlocks(screens, live, enrolled):
-    # A touch screen with no keyboard: the password field that follows a wrong
-    # pattern must not strand the person.
-    s = screens("tap-back")
+def test_after_a_wrong_pattern_the_grid_comes_back_at_once_and_the_right_pattern_unlocks(screens, live, enrolled):
+    # A wrong pattern ends the attempt (the profile's auth_err=die): no
+    # password prompt follows, the next attempt asks the pattern again, so a
+    # touch screen with no keyboard is never left in front of a password field.
+    s = screens("grid-again")
     mark = len(s.locker.lines)
     s.drag(WRONG_DRAG)
-    s.locker.debug(r"^prompt kind=password$", start=mark)
-    s.quiet(1500)  # the red clears after about a second; then the field shows
-    field = s.shot("password-field")[0]
-    assert s.grid.lit(field, s.idle) == set(range(1, 10)), "the grid is still there under the password prompt"
-    assert "Password" in ocr(field.path)
-    mark = len(s.locker.lines)
-    x, y = s.grid.at(5)
-    s.touch(f"down 0 {x:.2f} {y:.2f}")
-    s.touch("up 0")
-    s.locker.debug(r"^prompt kind=pattern$", start=mark)
-    s.quiet()
-    assert s.grid.lit(s.shot("grid-again")[0], s.idle) == set()
+    failed = s.locker.debug(r"^attempt result=failure$", start=mark)
+    s.locker.debug(r"^prompt kind=pattern$", start=failed)
+    assert not s.locker.said(r"^prompt kind=password$", start=mark), "\n".join(s.locker.lines[mark:])
+    s.quiet(1500)  # the red clears after about a second
+    again = s.shot("grid-again")[0]
+    assert s.grid.lit(again, s.idle) == set(), "the grid, clear, for the next pattern"
+    assert "Password" not in ocr(again.path)
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 2) == [("patternlock-screen", "FAIL,remaining=4"),
