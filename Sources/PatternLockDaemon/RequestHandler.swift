@@ -49,9 +49,8 @@ package struct RequestHandler: Sendable {
             // lock is how an attempt on a locked user reaches the log, culprit and all.
             logFields = [Log.field("user", user)] + (claimed.map { callerFields(Self.caller(claimed: $0, peerUID: peerUID)) } ?? [])
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            switch service.statusOrError(user: user) {
-            case .success(let status): replies = [.status(status)]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) { replies = [.status(try service.status(user: user))] } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .verify(let user, let pattern, let claimedContext):
@@ -124,18 +123,20 @@ package struct RequestHandler: Sendable {
         case .reset(let user):
             logFields = [Log.field("user", user)]
             guard isRoot else { replies = [.denied]; break }
-            switch service.reset(user: user) {
-            case nil: replies = [.notEnrolled]
-            case .success(let n)?: replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure(let e)?: replies = [Self.storeError(e)]
+            do throws(StoreError) {
+                replies = [try service.reset(user: user).map { .okReset(count: $0.cleared, locked: $0.locked) } ?? .notEnrolled]
+            } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .resetAll:
             logFields = ["all=1"]
             guard isRoot else { replies = [.denied]; break }
-            switch service.resetAll() {
-            case .success(let n): replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) {
+                let n = try service.resetAll()
+                replies = [.okReset(count: n.cleared, locked: n.locked)]
+            } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .check(let pattern):
@@ -144,9 +145,8 @@ package struct RequestHandler: Sendable {
 
         case .list:
             guard isRoot else { replies = [.denied]; break }
-            switch service.users() {
-            case .success(let users): replies = users.map { .user($0) } + [.end]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) { replies = try service.users().map { .user($0) } + [.end] } catch {
+                replies = [Self.storeError(error)]
             }
         }
 
@@ -202,9 +202,8 @@ package struct RequestHandler: Sendable {
             + [Log.field("session", caller.session), Log.field("seat", caller.seat)]
     }
 
-    /// A store that cannot be reached (a fleet's database) says so apart from one
-    /// that failed to read or write; both are unavailable to the client.
-    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error)) }
+    /// A store's failure, as every verb answers it (`ErrorCode(_: StoreError.Code)`).
+    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error.code)) }
 
     private func hashField(_ milliseconds: Double?) -> [String] {
         milliseconds.map { ["hash_ms=\(Double(Int($0 * 10)) / 10)"] } ?? []

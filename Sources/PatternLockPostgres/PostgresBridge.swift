@@ -47,7 +47,7 @@ extension PostgresStore {
         do {
             return try PostgresStore.blocking(deadline) { try await connections.withConnection { try await body($0) } }
         } catch {
-            if case .unavailable(let why) = error, !why.contains("SQLSTATE") {
+            if error.code == .unavailable, !error.reason.contains("SQLSTATE") {
                 downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }
             }
             reportProblem(error)

@@ -89,7 +89,7 @@ final class Fixture {
     }
 
     var recordExists: Bool { FileManager.default.fileExists(atPath: base + "/state/alice") }
-    func status(_ user: String = "alice") -> UserStatus { handler.service.status(user: user) }
+    func status(_ user: String = "alice") throws -> UserStatus { try handler.service.status(user: user) }
 }
 
 let aliceStatus =
@@ -212,17 +212,17 @@ struct RequestHandlerTests {
             return
         }
         #expect(try String(contentsOfFile: f.base + "/state/alice", encoding: .utf8) == before)
-        #expect(f.status().failures == 1)
+        #expect(try f.status().failures == 1)
     }
 
     @Test("A user cannot reset its own lockout and keep guessing")
     func selfResetRefused() throws {
         let f = try Fixture()
         for _ in 0..<5 { _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext()), from: .self) }
-        #expect(f.status().locked)
+        #expect(try f.status().locked)
         #expect(f.send(.reset(user: alice), from: .self) == denied)
         #expect(f.send(.resetAll, from: .self) == denied)
-        #expect(f.status().locked)
+        #expect(try f.status().locked)
         #expect(f.send(.verify(user: alice, pattern: "1397", context: AttemptContext()), from: .self) == ["LOCKED retry_after=0"])
     }
 
@@ -246,7 +246,7 @@ struct RequestHandlerTests {
             f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: 600_000), from: .self)
                 == ["ERROR message=iterations_root_only"])
         #expect(f.handler.service.evaluations == evaluations, "the current pattern was not even checked")
-        #expect(f.status().iterations == 600_000)
+        #expect(try f.status().iterations == 600_000)
     }
 
     @Test("A peer is its user only byte for byte: a look-alike name is someone else")
@@ -278,8 +278,26 @@ struct RequestHandlerTests {
         #expect(Accounts.validPeerName(name) == name)
     }
 
-    @Test("RESET all with a record that cannot be read answers an error, never that everyone is unlocked")
-    func resetAllUnreadable() throws {
+    /// Every request about alice that reads her record, from the peer that may send
+    /// it: none of them can go on without the record.
+    static let recordReaders: [(Request, Peer)] = [
+        (.verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")), .root),
+        (.verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")), .self),
+        (.verify(user: alice, pattern: "12", context: AttemptContext()), .self),
+        (.status(user: alice), .root),
+        (.status(user: alice), .self),
+        (.enroll(user: alice, pattern: "3578", current: "1397", iterations: nil), .self),
+        (.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), .self),
+        (.remove(user: alice, current: "1397"), .self),
+        (.reset(user: alice), .root),
+        (.resetAll, .root),
+    ]
+
+    @Test(
+        "A record that cannot be read now answers store_failed on every verb: never not enrolled, never unlocked, never a database",
+        arguments: 0..<recordReaders.count)
+    func unreadableRecordAnswersAlike(index: Int) throws {
+        let (request, peer) = Self.recordReaders[index]
         let f = try Fixture()
         for _ in 0..<5 { _ = f.send(.verify(user: "bob", pattern: "1234", context: AttemptContext()), from: .root) }
         // A socket where alice's record should be: open(2) fails with ENXIO, so the
@@ -289,10 +307,30 @@ struct RequestHandlerTests {
         guard case .success(let fd) = Socket.unixStream() else { Issue.record("no socket"); return }
         defer { _ = close(fd) }
         guard case .success = Socket.bind(fd, path: path) else { Issue.record("cannot bind \(path)"); return }
-        let replies = f.send(.resetAll, from: .root)
-        #expect(replies.count == 1 && replies[0].hasPrefix("ERROR message=store_"), "\(replies)")
-        let one = f.send(.reset(user: alice), from: .root)
-        #expect(one.first?.hasPrefix("ERROR message=store_") == true, "\(one)")
+        #expect(f.send(request, from: peer) == ["ERROR message=store_failed"], "\(request.verb) from \(peer)")
+        // Nothing was changed: bob is still locked, the socket still stands.
+        #expect(try f.status("bob").locked)
+        #expect(FileManager.default.fileExists(atPath: path))
+        let said = ClientWording.failure(for: .error(.storeFailed), user: alice)
+        #expect(said.code == .daemonError)
+        #expect(!said.description.contains("database"), "\(said.description)")
+    }
+
+    @Test("Root removes or replaces a record that cannot be read; a user cannot")
+    func rootClearsUnreadableRecord() throws {
+        let f = try Fixture()
+        let path = f.base + "/state/alice"
+        for replace in [false, true] {
+            try? FileManager.default.removeItem(atPath: path)
+            guard case .success(let fd) = Socket.unixStream() else { Issue.record("no socket"); return }
+            defer { _ = close(fd) }
+            guard case .success = Socket.bind(fd, path: path) else { Issue.record("cannot bind \(path)"); return }
+            let request: Request =
+                replace
+                ? .enroll(user: alice, pattern: "3578", current: nil, iterations: nil) : .remove(user: alice, current: nil)
+            #expect(f.send(request, from: .root) == [replace ? "OK iterations=600000" : "OK"])
+        }
+        #expect(f.send(.verify(user: alice, pattern: "3578", context: AttemptContext()), from: .self) == ["OK"])
     }
 
     @Test("A root peer names its caller; any other peer is its own caller, whatever it sends")
@@ -305,7 +343,7 @@ struct RequestHandlerTests {
         _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(caller: Caller(uid: 1001, session: "9"))), from: .self)
         // No caller from root (an older module, root's own CLI): root.
         _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(service: "sudo")), from: .root)
-        let recent = f.status().recent
+        let recent = try f.status().recent
         #expect(recent.map(\.caller) == [1001, 1000, 0])
         #expect(recent.map(\.uid) == [0, 1000, 0])
         #expect(recent.map(\.session) == ["4", "9", ""])
@@ -339,7 +377,7 @@ struct PasswordProofTests {
         #expect(f.send(Self.carolEnroll, from: Self.carol) == [reply])
         #expect(f.proofs.count == 1)
         #expect(carolRecordExists(f) == (verdict == .proven))
-        #expect(f.status("carol").enrolled == (verdict == .proven))
+        #expect(try f.status("carol").enrolled == (verdict == .proven))
     }
 
     @Test("A current pattern sent with a first enrollment proves nothing")
@@ -408,7 +446,7 @@ struct PasswordProofTests {
         let request = Request.enroll(user: alice, pattern: "3578", current: nil, iterations: nil)
         #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
         #expect(f.proofs.count == 1)
-        #expect(service.status(user: alice).owner == .changed, "the old record is untouched")
+        #expect(try service.status(user: alice).owner == .changed, "the old record is untouched")
         f.proofs.verdict.withLock { $0 = .proven }
         #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
         #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000) == .ok)
