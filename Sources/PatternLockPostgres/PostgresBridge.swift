@@ -51,7 +51,11 @@ extension PostgresStore {
                 downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }
             }
             reportProblem(error)
-            throw error
+            // Whatever kept the database from answering (down, slow, a connection
+            // this host refused to use, a statement the server refused), it cannot
+            // be used now, on every verb alike: nothing was checked or counted. A
+            // record that is not valid is an answer, returned rather than thrown.
+            throw error.code == .unavailable ? error : StoreError(.unavailable, error.reason)
         }
     }
 
