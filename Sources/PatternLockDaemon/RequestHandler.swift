@@ -21,28 +21,29 @@ package struct RequestHandler: Sendable {
         self.proof = proof
     }
 
-    /// The reply lines for one request, and one log line (never a pattern). A
-    /// successful VERIFY is answered through `answerEarly` before its bookkeeping
-    /// write, and logged once the cleared count is durable, before any re-hash (a
-    /// crash during the re-hash loses nothing the log shows); then the returned
-    /// list is empty.
+    /// Runs one request and writes its replies through `writer`, with one log line
+    /// (never a pattern). Every request is answered once, the moment its answer is
+    /// known, and logged before it is answered, except the one answer that comes
+    /// before its bookkeeping: a VERIFY's right pattern, which the service answers
+    /// before the write that clears its count, and which is logged once that write
+    /// is durable, before any re-hash (a crash during the re-hash loses nothing the
+    /// log shows).
     ///
     /// `peer` is the connecting process, which a user's first pattern needs a proof
     /// of the password about; `hangUp` the connection, watched while the proof waits.
     package func handle(
-        _ request: Request, peerUID: UInt32, peer: PeerProcess? = nil, hangUp: Int32 = -1,
-        answerEarly: ([Reply]) -> Void = { _ in }
-    ) -> [Reply] {
+        _ request: Request, peerUID: UInt32, peer: PeerProcess? = nil, hangUp: Int32 = -1, writer: some ReplyWriter
+    ) {
         let isRoot = peerUID == 0
         let peerName = isRoot ? "root" : accounts.peerName(peerUID)
         // Byte for byte: who someone is is never decided by Unicode equivalence.
         func isSelf(_ user: String) -> Bool { peerName.map { UserName.same($0, user) } ?? false }
         var replies: [Reply]
         var logFields: [String] = []
-
         switch request {
         case .ping:
-            return [.pong]
+            writer.write([.pong])
+            return
 
         case .status(let user, let claimed):
             // The PAM module asks STATUS before every prompt: a STATUS that shows a
@@ -62,20 +63,11 @@ package struct RequestHandler: Sendable {
                     Log.field("rhost", context.rhost), Log.field("ruser", context.ruser),
                 ] + callerFields(context.caller)
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            var logged = false
-            let fields = logFields
-            let (outcome, hashMilliseconds) = service.verifyReporting(
+            service.verify(
                 user: user, typed: pattern, context: context, uid: peerUID,
-                answer: { answerEarly([policy.verifyReply($0, typed: pattern)]) },
-                cleared: { ms in
-                    log(
-                        request, fields + ["answered=early"] + hashField(ms), replies: [policy.verifyReply(.ok, typed: pattern)],
-                        peerUID: peerUID)
-                    logged = true
-                })
-            if logged { return [] }
-            replies = [policy.verifyReply(outcome, typed: pattern)]
-            logFields += hashField(hashMilliseconds)
+                writer: VerifyReplies(
+                    handler: self, request: request, pattern: pattern, logFields: logFields, peerUID: peerUID, writer: writer))
+            return
 
         case .enroll(let user, let pattern, let current, let iterations, let override):
             logFields = [Log.field("user", user)]
@@ -151,7 +143,31 @@ package struct RequestHandler: Sendable {
         }
 
         log(request, logFields, replies: replies, peerUID: peerUID)
-        return replies
+        writer.write(replies)
+    }
+
+    /// A VERIFY's verdict, written through the service: the reply goes out through
+    /// the connection's writer when the service answers, and the log line is written
+    /// when the verdict is settled.
+    private struct VerifyReplies<Writer: ReplyWriter>: VerdictWriter {
+        let handler: RequestHandler
+        let request: Request
+        let pattern: SecretBytes
+        let logFields: [String]
+        let peerUID: UInt32
+        let writer: Writer
+
+        func answer(_ verdict: PatternService.Verdict) {
+            writer.write([handler.policy.verifyReply(verdict.outcome, typed: pattern)])
+        }
+
+        func settled(_ verdict: PatternService.Verdict) {
+            // A right pattern is answered before its bookkeeping, and logged after it.
+            let early = verdict.outcome == .ok ? ["answered=early"] : []
+            handler.log(
+                request, logFields + early + handler.hashField(verdict.hashMilliseconds),
+                replies: [handler.policy.verifyReply(verdict.outcome, typed: pattern)], peerUID: peerUID)
+        }
     }
 
     private enum Gate {

@@ -77,19 +77,40 @@ final class Fixture {
 
     deinit { try? FileManager.default.removeItem(atPath: base) }
 
-    /// Every reply line the peer gets, an early OK included.
+    /// Every reply line the peer gets.
     func send(_ request: Request, from peer: Peer) -> [String] {
         send(request, uid: peer.uid)
     }
 
     func send(_ request: Request, uid: UInt32) -> [String] {
-        var early: [Reply] = []
-        let replies = handler.handle(request, peerUID: uid, answerEarly: { early += $0 })
-        return (early + replies).map(\.line)
+        handler.replies(request, peerUID: uid).map(\.line)
     }
 
     var recordExists: Bool { FileManager.default.fileExists(atPath: base + "/state/alice") }
     func status(_ user: String = "alice") throws -> UserStatus { try handler.service.status(user: user) }
+}
+
+/// A writer that keeps what the handler writes, in order; `onWrite` runs at each
+/// write, before the handler goes on (a test's look at the store meanwhile).
+final class ReplyLines: ReplyWriter {
+    private(set) var replies: [Reply] = []
+    private(set) var writes = 0
+    var onWrite: () -> Void = {}
+
+    func write(_ replies: [Reply]) {
+        writes += 1
+        self.replies += replies
+        onWrite()
+    }
+}
+
+extension RequestHandler {
+    /// The replies one request gets.
+    func replies(_ request: Request, peerUID: UInt32) -> [Reply] {
+        let lines = ReplyLines()
+        handle(request, peerUID: peerUID, writer: lines)
+        return lines.replies
+    }
 }
 
 let aliceStatus =
@@ -260,8 +281,8 @@ struct RequestHandlerTests {
         let handler = RequestHandler(
             service: f.handler.service, policy: Fixture.policy,
             accounts: AccountLookup(peerName: { names[$0] }, uid: { _ in nil }))
-        #expect(handler.handle(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
-        #expect(handler.handle(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
+        #expect(handler.replies(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
+        #expect(handler.replies(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
     }
 
     @Test(
@@ -444,12 +465,12 @@ struct PasswordProofTests {
             service: service, policy: Fixture.policy, accounts: AccountLookup(peerName: { names[$0] }, uid: { $0 == "alice" ? 3000 : nil }),
             proof: f.proofs.proof)
         let request = Request.enroll(user: alice, pattern: "3578", current: nil, iterations: nil)
-        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
+        #expect(handler.replies(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
         #expect(f.proofs.count == 1)
         #expect(try service.status(user: alice).owner == .changed, "the old record is untouched")
         f.proofs.verdict.withLock { $0 = .proven }
-        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
-        #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000) == .ok)
+        #expect(handler.replies(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
+        #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000).outcome == .ok)
     }
 
     @Test("The proof is asked without the user's lock held, and a record that appears meanwhile needs the current pattern")
@@ -464,7 +485,7 @@ struct PasswordProofTests {
                 // open: with carol's lock held, this would wait until the proof ended.
                 let done = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {
-                    let reply = handler.handle(
+                    let reply = handler.replies(
                         .enroll(user: "carol", pattern: "2468", current: nil, iterations: nil), peerUID: 0)
                     rootEnrolled.store(reply.map(\.line) == ["OK iterations=600000"], ordering: .relaxed)
                     done.signal()
@@ -475,7 +496,23 @@ struct PasswordProofTests {
         #expect(f.send(Self.carolEnroll, from: Self.carol) == ["INVALID reason=current_required"])
         let finished = rootEnrolled.load(ordering: .relaxed)
         #expect(finished, "root's enroll finished during the proof")
-        #expect(f.handler.service.verify(user: "carol", typed: "2468", context: AttemptContext(), uid: 0) == .ok)
+        #expect(f.handler.service.verify(user: "carol", typed: "2468", context: AttemptContext(), uid: 0).outcome == .ok)
+    }
+
+    @Test("A right pattern is answered once, before the write that clears its count; a wrong one after its count is durable")
+    func verifyAnsweredBeforeBookkeeping() throws {
+        let f = try Fixture()
+        let store = f.handler.service.store
+        let failuresAtWrite = ReplyLines()
+        var seen: [Int] = []
+        failuresAtWrite.onWrite = { seen.append((try? store.load(alice))?.failures ?? -1) }
+        f.handler.handle(.verify(user: alice, pattern: "2589", context: AttemptContext()), peerUID: 0, writer: failuresAtWrite)
+        f.handler.handle(.verify(user: alice, pattern: "1397", context: AttemptContext()), peerUID: 0, writer: failuresAtWrite)
+        #expect(failuresAtWrite.replies.map(\.line) == ["FAIL remaining=4", "OK"])
+        #expect(failuresAtWrite.writes == 2, "one write a request")
+        // The right pattern's own attempt is still counted when it is answered.
+        #expect(seen == [1, 2])
+        #expect(try store.load(alice)?.failures == 0, "and cleared after")
     }
 
     @Test("Refusing a first pattern is logged at warning priority")

@@ -51,7 +51,7 @@ struct ServiceTests {
     }
 
     func verify(_ s: PatternService, _ pattern: SecretBytes, user: String = "alice") -> PatternService.Outcome {
-        s.verify(user: user, typed: pattern, context: AttemptContext(service: "sudo", tty: "pts/1"), uid: 1000)
+        s.verify(user: user, typed: pattern, context: AttemptContext(service: "sudo", tty: "pts/1"), uid: 1000).outcome
     }
 
     @Test("A credential copied onto another user is corrupt: never OK, no hash, shown in status")
@@ -366,7 +366,8 @@ struct ServiceTests {
         #expect(
             s.verify(
                 user: "alice", typed: "1235", context: AttemptContext(service: "sudo", tty: "pts/3", ruser: "mallory"),
-                uid: 0) == .fail(remaining: 4))
+                uid: 0
+            ).outcome == .fail(remaining: 4))
         let entry = try s.status(user: "alice").recent.last
         #expect(entry?.ruser == "mallory" && entry?.uid == 0)
         guard let record = try s.store.load("alice") else { Issue.record("no record"); return }

@@ -100,45 +100,55 @@ public final class PatternService: Sendable {
 
     // MARK: - Verify
 
-    public func verify(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32) -> Outcome {
-        verifyReporting(user: user, typed: typed, context: context, uid: uid).outcome
+    /// What a verify decided, and how long its hash took (nil when none was
+    /// computed), so the log shows what a verify costs beyond it.
+    public struct Verdict: Equatable, Sendable {
+        public var outcome: Outcome
+        public var hashMilliseconds: Double?
+
+        public init(_ outcome: Outcome, hashMilliseconds: Double? = nil) {
+            self.outcome = outcome
+            self.hashMilliseconds = hashMilliseconds
+        }
     }
 
-    /// `verify`, also saying how long the hash took (nil when none was computed),
-    /// so the log shows what a verify costs beyond it.
-    ///
-    /// `answer`, when given, is called with a successful outcome before the count is
-    /// cleared on disk, still under the user's lock: the user does not wait for that
-    /// write, and a crash before it only leaves the count higher than it should be,
-    /// never lower. `cleared` is called once the cleared count is durable and before
-    /// any re-hash, with the hash time, so the outcome can be logged before the slow
-    /// work: between the answer and the durable clear there is one write, not a hash.
-    public func verifyReporting(
+    /// Checks `typed` against the user's pattern as one counted attempt and writes
+    /// the verdict through `writer`, once: `answer` the moment it is known, `settled`
+    /// once what it changed is durable. A right pattern is answered under the user's
+    /// lock before its count is cleared on disk, and settled once the clear is
+    /// durable, before any re-hash: the user waits for neither, and a crash before
+    /// the clear only leaves the count higher than it should be, never lower (no
+    /// other request about the user runs in between). Any other verdict was settled
+    /// before it was known (the attempt is counted before the hash) and is answered
+    /// once the lock is released. Returns the verdict too.
+    @discardableResult
+    public func verify(
         user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
-        answer: (Outcome) -> Void = { _ in },
-        cleared: (_ hashMilliseconds: Double?) -> Void = { _ in }
-    )
-        -> (outcome: Outcome, hashMilliseconds: Double?)
-    {
-        locks.withLock(user) {
+        writer: some VerdictWriter = DiscardingVerdictWriter()
+    ) -> Verdict {
+        let (verdict, written) = locks.withLock(user) { () -> (Verdict, Bool) in
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
-            let hashMilliseconds = hashTime.map { $0 * 1000 }
-            if outcome == .ok, let record {
-                answer(outcome)
-                // The pattern was right; a failed write leaves the count high, never low.
-                try? store.recordSuccess(record)
-                cleared(hashMilliseconds)
-                if let uid = record.uid,
-                    let fresh = rehashIfBelowTarget(record, typed: typed, uid: uid)
-                        ?? (record.credential.ownerTag == nil
-                            ? record.credential.bound(user: user, uid: uid, pepper: pepper, backend: backend) : nil)
-                {
-                    // Below the target, or made before owner tags: tagged from now on.
-                    try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
-                }
+            let verdict = Verdict(outcome, hashMilliseconds: hashTime.map { $0 * 1000 })
+            guard outcome == .ok, let record else { return (verdict, false) }
+            writer.answer(verdict)
+            // The pattern was right; a failed write leaves the count high, never low.
+            try? store.recordSuccess(record)
+            writer.settled(verdict)
+            if let uid = record.uid,
+                let fresh = rehashIfBelowTarget(record, typed: typed, uid: uid)
+                    ?? (record.credential.ownerTag == nil
+                        ? record.credential.bound(user: user, uid: uid, pepper: pepper, backend: backend) : nil)
+            {
+                // Below the target, or made before owner tags: tagged from now on.
+                try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
             }
-            return (outcome, hashMilliseconds)
+            return (verdict, true)
         }
+        if !written {
+            writer.settled(verdict)
+            writer.answer(verdict)
+        }
+        return verdict
     }
 
     /// Checks `typed` against the user's record as one counted attempt. Must run
