@@ -31,6 +31,8 @@ from conftest import skip_or_fail
 
 SUITE = "trixie"
 CACHE = pathlib.Path("/var/cache/patternlock-tests")
+# The roots this process holds the lock of, and how many times over.
+_held = {}
 BUILD = booted.ROOT / "build"
 
 # Everything the tests need inside Debian 13; the container has no network once
@@ -75,13 +77,31 @@ def root(packages=PACKAGES):
     CACHE.mkdir(parents=True, exist_ok=True)
     name = root_name(packages)
     final = CACHE / name
+    # Already held by this process (a session fixture's root while a test boots
+    # another system from it): flock treats each open of the lock file on its
+    # own, so asking for it exclusively again would wait for ourselves forever.
+    if _held.get(name, 0) > 0:
+        _held[name] += 1
+        try:
+            yield final
+        finally:
+            _held[name] -= 1
+        return
     with open(CACHE / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same root: wait for it
+        # In use (shared): not pruned by a run that makes another, and used by
+        # any number of runs at once. Made under the exclusive lock, once.
+        fcntl.flock(lock, fcntl.LOCK_SH)
         if not (final / "etc/os-release").exists():
-            make_root(final, packages)
-            prune(keep=name)
-        fcntl.flock(lock, fcntl.LOCK_SH)  # in use: not pruned by a run that makes another
-        yield final
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same root: wait for it
+            if not (final / "etc/os-release").exists():
+                make_root(final, packages)
+                prune(keep=name)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        _held[name] = 1
+        try:
+            yield final
+        finally:
+            _held[name] = 0
 
 
 def make_root(final, packages):
