@@ -70,6 +70,14 @@ let package = Package(
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),
         .testTarget(name: "PatternLockTests", dependencies: ["PatternLock", "PatternLockWire"], exclude: ["Vectors"]),
         .testTarget(name: "PatternLockWireTests", dependencies: ["PatternLockWire", "PatternLock"]),
+        // The Store promises, one suite for both stores: the file store always, and a
+        // real PostgreSQL named by PATTERNLOCK_TEST_POSTGRES when built with the
+        // PostgreSQL trait (`make test-store-contract`).
+        .testTarget(
+            name: "StoreContractTests",
+            dependencies: [
+                "PatternLock", .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
+            ]),
         .testTarget(name: "PatternLockScreenTests", dependencies: ["PatternLockScreen", "PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.

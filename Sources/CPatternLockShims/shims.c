@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -199,6 +201,108 @@ int pl_spawn(const char *path, char *const *argv, char *const *envp, int in_fd,
 		int e = errno;
 		kill(*pid, SIGKILL);
 		(void)pl_wait_exit(*pid);
+		errno = e;
+		return -1;
+	}
+	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	return pidfd;
+}
+
+/* A pipe whose ends are close-on-exec and above fd 3, so that giving the child
+ * its fd 3 never touches them. */
+static int pipe_above_3(int fds[2])
+{
+	int i;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if (fds[i] > 3)
+			continue;
+		int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+		if (moved < 0) {
+			int e = errno;
+			close(fds[0]);
+			close(fds[1]);
+			errno = e;
+			return -1;
+		}
+		close(fds[i]);
+		fds[i] = moved;
+	}
+	return 0;
+}
+
+int pl_spawn_tied(const char *path, char *const *argv, char *const *envp,
+		  int pass_fd, int death_signal, pid_t *pid)
+{
+	int report[2], e, pidfd;
+	pid_t parent = getpid(), child;
+	sigset_t all, old;
+	ssize_t n;
+
+	if (pipe_above_3(report) != 0)
+		return -1;
+	/* No handler of this process may run in the child before exec: it
+	 * starts with every signal blocked and unblocks them once they are all
+	 * default. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	child = fork();
+	if (child == 0) {
+		/* Only async-signal-safe calls from here to exec. */
+		struct sigaction dfl;
+		sigset_t none;
+		int sig;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		for (sig = 1; sig < NSIG; sig++)
+			(void)sigaction(sig, &dfl, NULL);
+		if (prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0) != 0)
+			goto failed;
+		/* The parent may have ended before prctl: then no signal would
+		 * come, and the child is already an orphan. */
+		if (getppid() != parent)
+			_exit(127);
+		if (pass_fd == 3) {
+			if (fcntl(3, F_SETFD, 0) != 0)
+				goto failed;
+		} else if (pass_fd >= 0 && dup2(pass_fd, 3) < 0) {
+			goto failed;
+		}
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(path, argv, envp);
+	failed:
+		e = errno;
+		(void)!write(report[1], &e, sizeof(e));
+		_exit(127);
+	}
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(report[1]);
+	if (child < 0) {
+		close(report[0]);
+		errno = e;
+		return -1;
+	}
+	/* exec closes the report pipe; an error comes through it first. */
+	do
+		n = read(report[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(report[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		(void)pl_wait_exit(child);
+		errno = e;
+		return -1;
+	}
+	*pid = child;
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	if (pidfd < 0) {
+		e = errno;
+		kill(child, SIGKILL);
+		(void)pl_wait_exit(child);
 		errno = e;
 		return -1;
 	}

@@ -21,37 +21,37 @@ package struct RequestHandler: Sendable {
         self.proof = proof
     }
 
-    /// The reply lines for one request, and one log line (never a pattern). A
-    /// successful VERIFY is answered through `answerEarly` before its bookkeeping
-    /// write, and logged once the cleared count is durable, before any re-hash (a
-    /// crash during the re-hash loses nothing the log shows); then the returned
-    /// list is empty.
+    /// Runs one request and writes its replies through `writer`, with one log line
+    /// (never a pattern). Every request is answered once, the moment its answer is
+    /// known, and logged before it is answered, except the one answer that comes
+    /// before its bookkeeping: a VERIFY's right pattern, which the service answers
+    /// before the write that clears its count, and which is logged once that write
+    /// is durable, before any re-hash (a crash during the re-hash loses nothing the
+    /// log shows).
     ///
     /// `peer` is the connecting process, which a user's first pattern needs a proof
     /// of the password about; `hangUp` the connection, watched while the proof waits.
     package func handle(
-        _ request: Request, peerUID: UInt32, peer: PeerProcess? = nil, hangUp: Int32 = -1,
-        answerEarly: ([Reply]) -> Void = { _ in }
-    ) -> [Reply] {
+        _ request: Request, peerUID: UInt32, peer: PeerProcess? = nil, hangUp: Int32 = -1, writer: some ReplyWriter
+    ) {
         let isRoot = peerUID == 0
         let peerName = isRoot ? "root" : accounts.peerName(peerUID)
         // Byte for byte: who someone is is never decided by Unicode equivalence.
         func isSelf(_ user: String) -> Bool { peerName.map { UserName.same($0, user) } ?? false }
         var replies: [Reply]
         var logFields: [String] = []
-
         switch request {
         case .ping:
-            return [.pong]
+            writer.write([.pong])
+            return
 
         case .status(let user, let claimed):
             // The PAM module asks STATUS before every prompt: a STATUS that shows a
             // lock is how an attempt on a locked user reaches the log, culprit and all.
             logFields = [Log.field("user", user)] + (claimed.map { callerFields(Self.caller(claimed: $0, peerUID: peerUID)) } ?? [])
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            switch service.statusOrError(user: user) {
-            case .success(let status): replies = [.status(status)]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) { replies = [.status(try service.status(user: user))] } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .verify(let user, let pattern, let claimedContext):
@@ -63,20 +63,11 @@ package struct RequestHandler: Sendable {
                     Log.field("rhost", context.rhost), Log.field("ruser", context.ruser),
                 ] + callerFields(context.caller)
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
-            var logged = false
-            let fields = logFields
-            let (outcome, hashMilliseconds) = service.verifyReporting(
+            service.verify(
                 user: user, typed: pattern, context: context, uid: peerUID,
-                answer: { answerEarly([policy.verifyReply($0, typed: pattern)]) },
-                cleared: { ms in
-                    log(
-                        request, fields + ["answered=early"] + hashField(ms), replies: [policy.verifyReply(.ok, typed: pattern)],
-                        peerUID: peerUID)
-                    logged = true
-                })
-            if logged { return [] }
-            replies = [policy.verifyReply(outcome, typed: pattern)]
-            logFields += hashField(hashMilliseconds)
+                writer: VerifyReplies(
+                    handler: self, request: request, pattern: pattern, logFields: logFields, peerUID: peerUID, writer: writer))
+            return
 
         case .enroll(let user, let pattern, let current, let iterations, let override):
             logFields = [Log.field("user", user)]
@@ -124,18 +115,20 @@ package struct RequestHandler: Sendable {
         case .reset(let user):
             logFields = [Log.field("user", user)]
             guard isRoot else { replies = [.denied]; break }
-            switch service.reset(user: user) {
-            case nil: replies = [.notEnrolled]
-            case .success(let n)?: replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure(let e)?: replies = [Self.storeError(e)]
+            do throws(StoreError) {
+                replies = [try service.reset(user: user).map { .okReset(count: $0.cleared, locked: $0.locked) } ?? .notEnrolled]
+            } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .resetAll:
             logFields = ["all=1"]
             guard isRoot else { replies = [.denied]; break }
-            switch service.resetAll() {
-            case .success(let n): replies = [.okReset(count: n.cleared, locked: n.locked)]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) {
+                let n = try service.resetAll()
+                replies = [.okReset(count: n.cleared, locked: n.locked)]
+            } catch {
+                replies = [Self.storeError(error)]
             }
 
         case .check(let pattern):
@@ -144,14 +137,37 @@ package struct RequestHandler: Sendable {
 
         case .list:
             guard isRoot else { replies = [.denied]; break }
-            switch service.users() {
-            case .success(let users): replies = users.map { .user($0) } + [.end]
-            case .failure(let e): replies = [Self.storeError(e)]
+            do throws(StoreError) { replies = try service.users().map { .user($0) } + [.end] } catch {
+                replies = [Self.storeError(error)]
             }
         }
 
         log(request, logFields, replies: replies, peerUID: peerUID)
-        return replies
+        writer.write(replies)
+    }
+
+    /// A VERIFY's verdict, written through the service: the reply goes out through
+    /// the connection's writer when the service answers, and the log line is written
+    /// when the verdict is settled.
+    private struct VerifyReplies<Writer: ReplyWriter>: VerdictWriter {
+        let handler: RequestHandler
+        let request: Request
+        let pattern: SecretBytes
+        let logFields: [String]
+        let peerUID: UInt32
+        let writer: Writer
+
+        func answer(_ verdict: PatternService.Verdict) {
+            writer.write([handler.policy.verifyReply(verdict.outcome, typed: pattern)])
+        }
+
+        func settled(_ verdict: PatternService.Verdict) {
+            // A right pattern is answered before its bookkeeping, and logged after it.
+            let early = verdict.outcome == .ok ? ["answered=early"] : []
+            handler.log(
+                request, logFields + early + handler.hashField(verdict.hashMilliseconds),
+                replies: [handler.policy.verifyReply(verdict.outcome, typed: pattern)], peerUID: peerUID)
+        }
     }
 
     private enum Gate {
@@ -202,9 +218,8 @@ package struct RequestHandler: Sendable {
             + [Log.field("session", caller.session), Log.field("seat", caller.seat)]
     }
 
-    /// A store that cannot be reached (a fleet's database) says so apart from one
-    /// that failed to read or write; both are unavailable to the client.
-    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error)) }
+    /// A store's failure, as every verb answers it (`ErrorCode(_: StoreError.Code)`).
+    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error.code)) }
 
     private func hashField(_ milliseconds: Double?) -> [String] {
         milliseconds.map { ["hash_ms=\(Double(Int($0 * 10)) / 10)"] } ?? []

@@ -114,37 +114,27 @@ package final class Server: Sendable {
         }
         defer { limiter.release(uid) }
         let reader = LineReader(fd: fd, capacity: Line.maxRequestBytes)
-        while !stopping.load(ordering: .relaxed) {
+        let writer = ConnectionWriter(fd: fd)
+        while writer.isOpen && !stopping.load(ordering: .relaxed) {
             let deadline = Calibration.now() + Server.idleSeconds
             switch reader.next(maxBytes: Line.maxRequestBytes, deadline: deadline) {
             case .timedOut, .closed:
                 return
             case .tooLong:
-                _ = send(fd, [Reply.error(.lineTooLong)])
+                writer.write([.error(.lineTooLong)])
                 return
             case .line(let bytes):
-                let replies: [Reply]
-                var sentEarly = true
                 do {
                     // The line stays bytes; a pattern in it becomes secret bytes, never a String.
                     let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
-                    replies = handler.handle(
-                        request, peerUID: uid, peer: peer, hangUp: fd, answerEarly: { sentEarly = send(fd, $0) })
+                    handler.handle(request, peerUID: uid, peer: peer, hangUp: fd, writer: writer)
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.code)")
-                    _ = send(fd, [Reply.error(error.code)])
+                    writer.write([.error(error.code)])
                     if error.closesConnection { return }
-                    continue
                 }
-                guard sentEarly, replies.isEmpty || send(fd, replies) else { return }
             }
         }
-    }
-
-    private func send(_ fd: Int32, _ replies: [Reply]) -> Bool {
-        let text = replies.map { $0.line + "\n" }.joined()
-        if case .failure = Socket.sendAll(fd, Array(text.utf8)) { return false }
-        return true
     }
 }
 

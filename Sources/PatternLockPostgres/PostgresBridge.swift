@@ -47,11 +47,15 @@ extension PostgresStore {
         do {
             return try PostgresStore.blocking(deadline) { try await connections.withConnection { try await body($0) } }
         } catch {
-            if case .unavailable(let why) = error, !why.contains("SQLSTATE") {
+            if error.code == .unavailable, !error.reason.contains("SQLSTATE") {
                 downUntil.withLock { $0 = Calibration.now() + PostgresStore.retryAfterDown }
             }
             reportProblem(error)
-            throw error
+            // Whatever kept the database from answering (down, slow, a connection
+            // this host refused to use, a statement the server refused), it cannot
+            // be used now, on every verb alike: nothing was checked or counted. A
+            // record that is not valid is an answer, returned rather than thrown.
+            throw error.code == .unavailable ? error : StoreError(.unavailable, error.reason)
         }
     }
 

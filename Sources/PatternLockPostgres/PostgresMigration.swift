@@ -62,7 +62,7 @@ extension PostgresStore {
                 }
             }
         } catch {
-            if case .unavailable(let why) = error, why.contains("42501") {
+            if error.code == .unavailable, error.reason.contains("42501") {
                 throw .refused(
                     "The database role \(url.user) may not create the patternlock tables in \(url.database). Create them once with a role that may: patternlockd db init --store postgresql://OWNER@.../\(url.database); after that \(url.user) needs only SELECT, INSERT, UPDATE and DELETE on them."
                 )

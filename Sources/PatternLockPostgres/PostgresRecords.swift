@@ -23,61 +23,59 @@ extension PostgresStore {
         }) ?? Int64(time(nil))
     }
 
-    public func load(_ user: String) -> Loaded {
-        guard UserName.isValid(user) else { return .missing }
+    public func load(_ user: String) throws(StoreError) -> UserRecord? {
+        guard UserName.isValid(user) else { return nil }
         let cap = maximumIterations
-        do {
-            return try call { client -> Loaded in
-                let rows = try await client.query(
-                    """
-                    SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host,
-                        f.caller, f.session, f.seat
-                    FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
-                    WHERE u.user_name = \(user) ORDER BY f.id
-                    """)
-                var record: UserRecord?
-                var bad: String?
-                for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host, caller, session, seat)
-                    in rows.decode(
-                        (
-                            Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?, Int64?,
-                            String?, String?
-                        ).self)
-                {
-                    if record == nil {
-                        guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
-                        guard credential.iterations <= cap else {
-                            bad =
-                                "the credential asks for \(credential.iterations) iterations, more than this host's cap of \(cap)"
-                            continue
-                        }
-                        guard failures >= 0, lockedSince >= 0 else {
-                            bad = "the record holds a negative failure count or lock time, which no host writes"
-                            continue
-                        }
-                        record = UserRecord(
-                            user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
-                            failures: failures, lockedSince: lockedSince)
+        // A row that is not a valid record is the answer, not a failure to reach the
+        // database: it comes back as a value, so the store is not marked down for it.
+        return try call { client -> Result<UserRecord?, StoreError> in
+            let rows = try await client.query(
+                """
+                SELECT u.uid, u.credential, u.failures, u.locked_since, f.at, f.uid, f.service, f.tty, f.rhost, f.ruser, f.host,
+                    f.caller, f.session, f.seat
+                FROM patternlock_users u LEFT JOIN patternlock_failures f ON f.user_name = u.user_name
+                WHERE u.user_name = \(user) ORDER BY f.id
+                """)
+            var record: UserRecord?
+            var bad: String?
+            for try await (uid, phc, failures, lockedSince, at, fuid, service, tty, rhost, ruser, host, caller, session, seat)
+                in rows.decode(
+                    (
+                        Int64?, String, Int, Int64, Int64?, Int64?, String?, String?, String?, String?, String?, Int64?,
+                        String?, String?
+                    ).self)
+            {
+                if record == nil {
+                    guard let credential = try? Credential(phc: phc) else { bad = "the credential is not a valid PHC string"; continue }
+                    guard credential.iterations <= cap else {
+                        bad =
+                            "the credential asks for \(credential.iterations) iterations, more than this host's cap of \(cap)"
+                        continue
                     }
-                    if let at, let fuid, let service, let tty, let rhost, let ruser, let host {
-                        record?.recent.append(
-                            FailureEntry(
-                                when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
-                                rhost: rhost, ruser: ruser, host: host, caller: caller.flatMap { UInt32(exactly: $0) },
-                                session: session ?? "", seat: seat ?? ""))
+                    guard failures >= 0, lockedSince >= 0 else {
+                        bad = "the record holds a negative failure count or lock time, which no host writes"
+                        continue
                     }
+                    record = UserRecord(
+                        user: user, uid: uid.flatMap { UInt32(exactly: $0) }, credential: credential,
+                        failures: failures, lockedSince: lockedSince)
                 }
-                if let bad { return .corrupt(bad) }
-                return record.map { .record($0) } ?? .missing
+                if let at, let fuid, let service, let tty, let rhost, let ruser, let host {
+                    record?.recent.append(
+                        FailureEntry(
+                            when: at, uid: UInt32(clamping: fuid), service: service, tty: tty,
+                            rhost: rhost, ruser: ruser, host: host, caller: caller.flatMap { UInt32(exactly: $0) },
+                            session: session ?? "", seat: seat ?? ""))
+                }
             }
-        } catch {
-            return .unavailable(error.description)
-        }
+            if let bad { return .failure(.corrupt("The record of \(user) in the database is not valid: \(bad).")) }
+            return .success(record)
+        }.get()
     }
 
     /// Creates or replaces a record with its count, lock and failure history, in one transaction.
     public func save(_ record: UserRecord) throws(StoreError) {
-        guard UserName.isValid(record.user) else { throw .refused("Invalid user name.") }
+        guard UserName.isValid(record.user) else { throw .refused("\(record.user) is not a valid user name.") }
         let uid = record.uid.map { Int64($0) }
         try call { client in
             try await client.withTransaction(logger: PostgresStore.logger) { c in
@@ -154,82 +152,84 @@ extension PostgresStore {
         }
     }
 
-    public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount {
+    public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) throws(StoreError) -> AttemptCount {
         guard UserName.isValid(user), let accountUID else { return .missing }
         let uid = Int64(accountUID), peer = Int64(entry.uid), host = hostName, caller = entry.caller.map { Int64($0) }
         let keep = UserRecord.recentLimit - 1, limit = maxFailures, cap = maximumIterations
-        do {
-            return try call { client -> AttemptCount in
-                // One statement: the increment only happens while the user is not
-                // locked (or its timed lock is due), the attempt that reaches the limit
-                // locks, the failure is written beside it, and the history is kept to
-                // the newest entries. Concurrent attempts wait on the row. In an explicit
-                // transaction, so the credential is handed out only once COMMIT has
-                // answered: rows arrive before an implicit transaction commits.
-                let counted = try await client.withTransaction(logger: PostgresStore.logger) { c -> AttemptCount? in
-                    let rows = try await c.query(
-                        """
-                        WITH s AS (
-                            SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after
-                            FROM patternlock_settings WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)),
-                        up AS (
-                            UPDATE patternlock_users AS u SET
-                                failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
-                                locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= \(limit)
-                                               THEN greatest(s.t, 1) ELSE 0 END
-                            FROM s
-                            WHERE u.user_name = \(user) AND u.uid = \(uid) AND u.failures >= 0 AND u.locked_since >= 0
-                              AND ((u.locked_since = 0 AND u.failures < \(limit))
-                                   OR (u.locked_since <> 0 AND s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
-                            RETURNING u.credential, u.failures, u.locked_since, s.t),
-                        ins AS (
-                            INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host, caller, session, seat)
-                            SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host),
-                                \(caller), \(entry.session), \(entry.seat) FROM up),
-                        pruned AS (
-                            DELETE FROM patternlock_failures f
-                            WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
-                                SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
-                        SELECT credential, failures, locked_since, t FROM up
-                        """, logger: PostgresStore.logger)
-                    var found: AttemptCount?
-                    for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
-                        guard let credential = try? Credential(phc: phc), credential.iterations <= cap else {
-                            found = .corrupt
-                            continue
-                        }
-                        found = .counted(
+        let corrupt = StoreError.corrupt(
+            "The record of \(user) in the database is not valid: its credential is not a usable PHC string, or its count or lock time is negative."
+        )
+        // A row that is not a valid record comes back as a value (see `load`).
+        return try call { client -> Result<AttemptCount, StoreError> in
+            // One statement: the increment only happens while the user is not
+            // locked (or its timed lock is due), the attempt that reaches the limit
+            // locks, the failure is written beside it, and the history is kept to
+            // the newest entries. Concurrent attempts wait on the row. In an explicit
+            // transaction, so the credential is handed out only once COMMIT has
+            // answered: rows arrive before an implicit transaction commits.
+            let counted = try await client.withTransaction(logger: PostgresStore.logger) {
+                c -> Result<AttemptCount, StoreError>? in
+                let rows = try await c.query(
+                    """
+                    WITH s AS (
+                        SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS t, unlock_after
+                        FROM patternlock_settings WHERE id = 1 AND \(unescaped: PostgresStore.durableCommit)),
+                    up AS (
+                        UPDATE patternlock_users AS u SET
+                            failures = CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END,
+                            locked_since = CASE WHEN (CASE WHEN u.locked_since <> 0 THEN 1 ELSE u.failures + 1 END) >= \(limit)
+                                           THEN greatest(s.t, 1) ELSE 0 END
+                        FROM s
+                        WHERE u.user_name = \(user) AND u.uid = \(uid) AND u.failures >= 0 AND u.locked_since >= 0
+                          AND ((u.locked_since = 0 AND u.failures < \(limit))
+                               OR (u.locked_since <> 0 AND s.unlock_after > 0 AND s.t >= u.locked_since + s.unlock_after))
+                        RETURNING u.credential, u.failures, u.locked_since, s.t),
+                    ins AS (
+                        INSERT INTO patternlock_failures (user_name, at, uid, service, tty, rhost, ruser, host, caller, session, seat)
+                        SELECT \(user), up.t, \(peer), \(entry.service), \(entry.tty), \(entry.rhost), \(entry.ruser), \(host),
+                            \(caller), \(entry.session), \(entry.seat) FROM up),
+                    pruned AS (
+                        DELETE FROM patternlock_failures f
+                        WHERE EXISTS (SELECT 1 FROM up) AND f.user_name = \(user) AND f.id NOT IN (
+                            SELECT id FROM patternlock_failures WHERE user_name = \(user) ORDER BY id DESC LIMIT \(keep)))
+                    SELECT credential, failures, locked_since, t FROM up
+                    """, logger: PostgresStore.logger)
+                var found: Result<AttemptCount, StoreError>?
+                for try await (phc, failures, lockedSince, t) in rows.decode((String, Int, Int64, Int64).self) {
+                    guard let credential = try? Credential(phc: phc), credential.iterations <= cap else {
+                        found = .failure(corrupt)
+                        continue
+                    }
+                    found = .success(
+                        .counted(
                             UserRecord(
                                 user: user, uid: accountUID, credential: credential, failures: failures,
-                                lockedSince: lockedSince), now: t)
-                    }
-                    return found
+                                lockedSince: lockedSince), now: t))
                 }
-                if let counted { return counted }
-                // Nothing counted: say why.
-                let why = try await client.query(
-                    """
-                    SELECT u.uid, u.failures, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
-                    FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
-                    """)
-                for try await (storedUID, failures, lockedSince, unlockAfter, t) in why.decode(
-                    (Int64?, Int, Int64, Int64, Int64).self)
-                {
-                    // A NULL uid is never adopted: the row is not this account's.
-                    guard storedUID == uid else { return .missing }
-                    // No host writes a negative count or lock time: one would buy guesses.
-                    guard failures >= 0, lockedSince >= 0 else { return .corrupt }
-                    let record = UserRecord(
-                        user: user, uid: accountUID, credential: PostgresStore.noCredential,
-                        lockedSince: lockedSince)
-                    let policy = LockoutPolicy(unlockAfter: unlockAfter)
-                    return .locked(retryAfter: record.retryAfter(now: t, policy: policy))
-                }
-                return .missing
+                return found
             }
-        } catch {
-            return .unavailable(error.description)
-        }
+            if let counted { return counted }
+            // Nothing counted: say why.
+            let why = try await client.query(
+                """
+                SELECT u.uid, u.failures, u.locked_since, s.unlock_after, floor(extract(epoch FROM clock_timestamp()))::bigint
+                FROM patternlock_users u, patternlock_settings s WHERE s.id = 1 AND u.user_name = \(user)
+                """)
+            for try await (storedUID, failures, lockedSince, unlockAfter, t) in why.decode(
+                (Int64?, Int, Int64, Int64, Int64).self)
+            {
+                // A NULL uid is never adopted: the row is not this account's.
+                guard storedUID == uid else { return .success(.missing) }
+                // No host writes a negative count or lock time: one would buy guesses.
+                guard failures >= 0, lockedSince >= 0 else { return .failure(corrupt) }
+                let record = UserRecord(
+                    user: user, uid: accountUID, credential: PostgresStore.noCredential,
+                    lockedSince: lockedSince)
+                let policy = LockoutPolicy(unlockAfter: unlockAfter)
+                return .success(.locked(retryAfter: record.retryAfter(now: t, policy: policy)))
+            }
+            return .success(.missing)
+        }.get()
     }
 
     public func recordSuccess(_ record: UserRecord) throws(StoreError) {

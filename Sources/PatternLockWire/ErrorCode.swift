@@ -10,11 +10,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public var description: String { rawValue }
 
     // The store.
-    /// The daemon could not read or write its state.
+    /// The daemon could not read or write its state (a record that cannot be read
+    /// now included), or its store refused to serve.
     public static let storeFailed = ErrorCode(rawValue: "store_failed")
     /// The store cannot be reached now (a fleet's database); nothing was checked or counted.
     public static let storeUnavailable = ErrorCode(rawValue: "store_unavailable")
-    /// The user's record exists but cannot be read; only root can remove it.
+    /// The user's record exists and is not a valid record (`StoreError.Code.corrupt`):
+    /// a user cannot replace it, only root can.
     public static let recordUnreadable = ErrorCode(rawValue: "record_unreadable")
 
     // ENROLL.
@@ -58,9 +60,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The code for what the service could not do.
     public init(_ error: ServiceError) {
         switch error {
-        case .storeFailed: self = .storeFailed
-        case .storeUnavailable: self = .storeUnavailable
-        case .recordUnreadable: self = .recordUnreadable
+        case .store(let code): self.init(code)
         case .noSuchUser: self = .noSuchUser
         case .iterationsTooLow: self = .iterationsTooLow
         case .iterationsTooHigh: self = .iterationsTooHigh
@@ -68,9 +68,15 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         }
     }
 
-    /// A store that cannot be reached (a fleet's database) is told apart from one
-    /// that failed to read or write; both leave the client unable to go on.
-    public init(_ error: StoreError) {
-        if case .unavailable = error { self = .storeUnavailable } else { self = .storeFailed }
+    /// The one word for each kind of store failure. A store that cannot be reached
+    /// (a fleet's database) is told apart from one that failed to read or write (a
+    /// record that cannot be read now is that, on every verb, in every store); a
+    /// record that is not a valid record only root can replace.
+    public init(_ code: StoreError.Code) {
+        switch code {
+        case .unavailable: self = .storeUnavailable
+        case .corrupt: self = .recordUnreadable
+        default: self = .storeFailed
+        }
     }
 }

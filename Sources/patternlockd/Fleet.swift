@@ -418,12 +418,11 @@ extension PatternLockd {
                     var records: [UserRecord] = []
                     var untagged = 0
                     for user in files.users() {
-                        switch files.load(user) {
-                        case .record(let r): records.append(r)
-                        case .missing: continue
-                        case .corrupt(let why), .unreadable(let why), .unavailable(let why):
+                        do throws(StoreError) {
+                            if let r = try files.load(user) { records.append(r) }
+                        } catch {
                             throw StoreError.refused(
-                                "The record of \(user) in \(stateDir) cannot be imported: \(why). Re-enroll the user or move the file away, then import again."
+                                "The record of \(user) in \(stateDir) cannot be imported: \(error.reason) Re-enroll the user or move the file away, then import again."
                             )
                         }
                     }

@@ -29,9 +29,12 @@ struct PolkitTextAgent {
         defer { close(notify[0]) }
         var child: pid_t = 0
         let arguments = [path, "--process", String(getpid()), "--notify-fd", "3", "--fallback"]
-        // The user's own environment (its language); stdin, stdout and stderr are the terminal's.
+        // The user's own environment (its language); stdin, stdout and stderr are the
+        // terminal's. Tied to this command: whatever ends it (Ctrl-C stops the agent
+        // through `stop`; a SIGKILL or a closed terminal would not), the agent gets
+        // SIGTERM. `run` starts it on the main thread, whose end is the process's.
         let pidfd = withCStrings(arguments) { argv in
-            pl_spawn(path, argv, environ, -1, -1, -1, notify[1], &child)
+            pl_spawn_tied(path, argv, environ, notify[1], SIGTERM, &child)
         }
         close(notify[1])
         guard pidfd >= 0 else { return nil }

@@ -77,19 +77,40 @@ final class Fixture {
 
     deinit { try? FileManager.default.removeItem(atPath: base) }
 
-    /// Every reply line the peer gets, an early OK included.
+    /// Every reply line the peer gets.
     func send(_ request: Request, from peer: Peer) -> [String] {
         send(request, uid: peer.uid)
     }
 
     func send(_ request: Request, uid: UInt32) -> [String] {
-        var early: [Reply] = []
-        let replies = handler.handle(request, peerUID: uid, answerEarly: { early += $0 })
-        return (early + replies).map(\.line)
+        handler.replies(request, peerUID: uid).map(\.line)
     }
 
     var recordExists: Bool { FileManager.default.fileExists(atPath: base + "/state/alice") }
-    func status(_ user: String = "alice") -> UserStatus { handler.service.status(user: user) }
+    func status(_ user: String = "alice") throws -> UserStatus { try handler.service.status(user: user) }
+}
+
+/// A writer that keeps what the handler writes, in order; `onWrite` runs at each
+/// write, before the handler goes on (a test's look at the store meanwhile).
+final class ReplyLines: ReplyWriter {
+    private(set) var replies: [Reply] = []
+    private(set) var writes = 0
+    var onWrite: () -> Void = {}
+
+    func write(_ replies: [Reply]) {
+        writes += 1
+        self.replies += replies
+        onWrite()
+    }
+}
+
+extension RequestHandler {
+    /// The replies one request gets.
+    func replies(_ request: Request, peerUID: UInt32) -> [Reply] {
+        let lines = ReplyLines()
+        handle(request, peerUID: peerUID, writer: lines)
+        return lines.replies
+    }
 }
 
 let aliceStatus =
@@ -212,17 +233,17 @@ struct RequestHandlerTests {
             return
         }
         #expect(try String(contentsOfFile: f.base + "/state/alice", encoding: .utf8) == before)
-        #expect(f.status().failures == 1)
+        #expect(try f.status().failures == 1)
     }
 
     @Test("A user cannot reset its own lockout and keep guessing")
     func selfResetRefused() throws {
         let f = try Fixture()
         for _ in 0..<5 { _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext()), from: .self) }
-        #expect(f.status().locked)
+        #expect(try f.status().locked)
         #expect(f.send(.reset(user: alice), from: .self) == denied)
         #expect(f.send(.resetAll, from: .self) == denied)
-        #expect(f.status().locked)
+        #expect(try f.status().locked)
         #expect(f.send(.verify(user: alice, pattern: "1397", context: AttemptContext()), from: .self) == ["LOCKED retry_after=0"])
     }
 
@@ -246,7 +267,7 @@ struct RequestHandlerTests {
             f.send(.enroll(user: alice, pattern: "3578", current: "1397", iterations: 600_000), from: .self)
                 == ["ERROR message=iterations_root_only"])
         #expect(f.handler.service.evaluations == evaluations, "the current pattern was not even checked")
-        #expect(f.status().iterations == 600_000)
+        #expect(try f.status().iterations == 600_000)
     }
 
     @Test("A peer is its user only byte for byte: a look-alike name is someone else")
@@ -260,8 +281,8 @@ struct RequestHandlerTests {
         let handler = RequestHandler(
             service: f.handler.service, policy: Fixture.policy,
             accounts: AccountLookup(peerName: { names[$0] }, uid: { _ in nil }))
-        #expect(handler.handle(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
-        #expect(handler.handle(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
+        #expect(handler.replies(.status(user: kelvin), peerUID: 1001).map(\.line) == denied)
+        #expect(handler.replies(.status(user: "boK"), peerUID: 1001).map(\.line).first?.hasPrefix("STATUS user=boK") == true)
     }
 
     @Test(
@@ -278,8 +299,26 @@ struct RequestHandlerTests {
         #expect(Accounts.validPeerName(name) == name)
     }
 
-    @Test("RESET all with a record that cannot be read answers an error, never that everyone is unlocked")
-    func resetAllUnreadable() throws {
+    /// Every request about alice that reads her record, from the peer that may send
+    /// it: none of them can go on without the record.
+    static let recordReaders: [(Request, Peer)] = [
+        (.verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")), .root),
+        (.verify(user: alice, pattern: "1397", context: AttemptContext(service: "sudo")), .self),
+        (.verify(user: alice, pattern: "12", context: AttemptContext()), .self),
+        (.status(user: alice), .root),
+        (.status(user: alice), .self),
+        (.enroll(user: alice, pattern: "3578", current: "1397", iterations: nil), .self),
+        (.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), .self),
+        (.remove(user: alice, current: "1397"), .self),
+        (.reset(user: alice), .root),
+        (.resetAll, .root),
+    ]
+
+    @Test(
+        "A record that cannot be read now answers store_failed on every verb: never not enrolled, never unlocked, never a database",
+        arguments: 0..<recordReaders.count)
+    func unreadableRecordAnswersAlike(index: Int) throws {
+        let (request, peer) = Self.recordReaders[index]
         let f = try Fixture()
         for _ in 0..<5 { _ = f.send(.verify(user: "bob", pattern: "1234", context: AttemptContext()), from: .root) }
         // A socket where alice's record should be: open(2) fails with ENXIO, so the
@@ -289,10 +328,30 @@ struct RequestHandlerTests {
         guard case .success(let fd) = Socket.unixStream() else { Issue.record("no socket"); return }
         defer { _ = close(fd) }
         guard case .success = Socket.bind(fd, path: path) else { Issue.record("cannot bind \(path)"); return }
-        let replies = f.send(.resetAll, from: .root)
-        #expect(replies.count == 1 && replies[0].hasPrefix("ERROR message=store_"), "\(replies)")
-        let one = f.send(.reset(user: alice), from: .root)
-        #expect(one.first?.hasPrefix("ERROR message=store_") == true, "\(one)")
+        #expect(f.send(request, from: peer) == ["ERROR message=store_failed"], "\(request.verb) from \(peer)")
+        // Nothing was changed: bob is still locked, the socket still stands.
+        #expect(try f.status("bob").locked)
+        #expect(FileManager.default.fileExists(atPath: path))
+        let said = ClientWording.failure(for: .error(.storeFailed), user: alice)
+        #expect(said.code == .daemonError)
+        #expect(!said.description.contains("database"), "\(said.description)")
+    }
+
+    @Test("Root removes or replaces a record that cannot be read; a user cannot")
+    func rootClearsUnreadableRecord() throws {
+        let f = try Fixture()
+        let path = f.base + "/state/alice"
+        for replace in [false, true] {
+            try? FileManager.default.removeItem(atPath: path)
+            guard case .success(let fd) = Socket.unixStream() else { Issue.record("no socket"); return }
+            defer { _ = close(fd) }
+            guard case .success = Socket.bind(fd, path: path) else { Issue.record("cannot bind \(path)"); return }
+            let request: Request =
+                replace
+                ? .enroll(user: alice, pattern: "3578", current: nil, iterations: nil) : .remove(user: alice, current: nil)
+            #expect(f.send(request, from: .root) == [replace ? "OK iterations=600000" : "OK"])
+        }
+        #expect(f.send(.verify(user: alice, pattern: "3578", context: AttemptContext()), from: .self) == ["OK"])
     }
 
     @Test("A root peer names its caller; any other peer is its own caller, whatever it sends")
@@ -305,7 +364,7 @@ struct RequestHandlerTests {
         _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(caller: Caller(uid: 1001, session: "9"))), from: .self)
         // No caller from root (an older module, root's own CLI): root.
         _ = f.send(.verify(user: alice, pattern: "1234", context: AttemptContext(service: "sudo")), from: .root)
-        let recent = f.status().recent
+        let recent = try f.status().recent
         #expect(recent.map(\.caller) == [1001, 1000, 0])
         #expect(recent.map(\.uid) == [0, 1000, 0])
         #expect(recent.map(\.session) == ["4", "9", ""])
@@ -339,7 +398,7 @@ struct PasswordProofTests {
         #expect(f.send(Self.carolEnroll, from: Self.carol) == [reply])
         #expect(f.proofs.count == 1)
         #expect(carolRecordExists(f) == (verdict == .proven))
-        #expect(f.status("carol").enrolled == (verdict == .proven))
+        #expect(try f.status("carol").enrolled == (verdict == .proven))
     }
 
     @Test("A current pattern sent with a first enrollment proves nothing")
@@ -406,12 +465,12 @@ struct PasswordProofTests {
             service: service, policy: Fixture.policy, accounts: AccountLookup(peerName: { names[$0] }, uid: { $0 == "alice" ? 3000 : nil }),
             proof: f.proofs.proof)
         let request = Request.enroll(user: alice, pattern: "3578", current: nil, iterations: nil)
-        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
+        #expect(handler.replies(request, peerUID: 3000).map(\.line) == ["ERROR message=password_proof_required"])
         #expect(f.proofs.count == 1)
-        #expect(service.status(user: alice).owner == .changed, "the old record is untouched")
+        #expect(try service.status(user: alice).owner == .changed, "the old record is untouched")
         f.proofs.verdict.withLock { $0 = .proven }
-        #expect(handler.handle(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
-        #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000) == .ok)
+        #expect(handler.replies(request, peerUID: 3000).map(\.line) == ["OK iterations=600000"])
+        #expect(service.verify(user: alice, typed: "3578", context: AttemptContext(), uid: 3000).outcome == .ok)
     }
 
     @Test("The proof is asked without the user's lock held, and a record that appears meanwhile needs the current pattern")
@@ -426,7 +485,7 @@ struct PasswordProofTests {
                 // open: with carol's lock held, this would wait until the proof ended.
                 let done = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {
-                    let reply = handler.handle(
+                    let reply = handler.replies(
                         .enroll(user: "carol", pattern: "2468", current: nil, iterations: nil), peerUID: 0)
                     rootEnrolled.store(reply.map(\.line) == ["OK iterations=600000"], ordering: .relaxed)
                     done.signal()
@@ -437,7 +496,23 @@ struct PasswordProofTests {
         #expect(f.send(Self.carolEnroll, from: Self.carol) == ["INVALID reason=current_required"])
         let finished = rootEnrolled.load(ordering: .relaxed)
         #expect(finished, "root's enroll finished during the proof")
-        #expect(f.handler.service.verify(user: "carol", typed: "2468", context: AttemptContext(), uid: 0) == .ok)
+        #expect(f.handler.service.verify(user: "carol", typed: "2468", context: AttemptContext(), uid: 0).outcome == .ok)
+    }
+
+    @Test("A right pattern is answered once, before the write that clears its count; a wrong one after its count is durable")
+    func verifyAnsweredBeforeBookkeeping() throws {
+        let f = try Fixture()
+        let store = f.handler.service.store
+        let failuresAtWrite = ReplyLines()
+        var seen: [Int] = []
+        failuresAtWrite.onWrite = { seen.append((try? store.load(alice))?.failures ?? -1) }
+        f.handler.handle(.verify(user: alice, pattern: "2589", context: AttemptContext()), peerUID: 0, writer: failuresAtWrite)
+        f.handler.handle(.verify(user: alice, pattern: "1397", context: AttemptContext()), peerUID: 0, writer: failuresAtWrite)
+        #expect(failuresAtWrite.replies.map(\.line) == ["FAIL remaining=4", "OK"])
+        #expect(failuresAtWrite.writes == 2, "one write a request")
+        // The right pattern's own attempt is still counted when it is answered.
+        #expect(seen == [1, 2])
+        #expect(try store.load(alice)?.failures == 0, "and cleared after")
     }
 
     @Test("Refusing a first pattern is logged at warning priority")

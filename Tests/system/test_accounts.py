@@ -6,6 +6,8 @@ import os
 import pathlib
 import pwd
 import re
+import socket
+import stat
 import subprocess
 import time
 import uuid
@@ -145,6 +147,38 @@ def test_a_user_cannot_replace_a_record_the_daemon_cannot_read(daemon, make_user
     assert r.returncode != 0, r.stdout + r.stderr
     assert "cannot be read" in r.stderr and f"patternlockd remove {user}" in r.stderr
     assert "credential=x" in record.read_text(), "the record was not replaced"
+
+
+def test_a_record_that_cannot_be_read_now_gets_one_answer_from_every_command(daemon, make_users):
+    """A socket in the record's place: open(2) fails with ENXIO, so the record may
+    well exist (and be locked). Every command says the daemon could not read its
+    state and exits 7 (daemon error): never "no pattern", never "unlocked", and never
+    a database, which this host does not have. Nothing is changed."""
+    (user,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    record = pathlib.Path(daemon.state_dir) / user
+    record.unlink()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stand_in:
+        stand_in.bind(str(record))
+        commands = [
+            (("verify", user), None, RIGHT + "\n"),
+            (("verify",), user, RIGHT + "\n"),
+            (("status", user), None, None),
+            (("status",), user, None),
+            (("reset", user), None, None),
+            (("reset", "--all"), None, None),
+            (("enroll",), user, "2589\n2589\n"),
+            (("remove",), user, RIGHT + "\n"),
+        ]
+        said = []
+        for args, as_user, typed in commands:
+            r = daemon.cli(*args, input=typed, user=as_user)
+            said.append((args, as_user, r.returncode, r.stderr.strip()))
+        for args, as_user, code, stderr in said:
+            assert code == 7, said
+            assert "patternlockd could not read or write its state" in stderr, said
+            assert "database" not in stderr, said
+        assert stat.S_ISSOCK(record.lstat().st_mode), "the record's place was left as it was"
 
 
 # ---- sudo patternlockd enroll -----------------------------------------------------------

@@ -52,6 +52,18 @@ int pl_spawn(const char *PL_NONNULL path,
 	     char *PL_NULLABLE const *PL_NONNULL envp, int in_fd, int out_fd,
 	     int err_fd, int pass_fd, pid_t *PL_NONNULL pid);
 
+/* pl_spawn for a helper that must not outlive the thread that starts it (the
+   CLI's pkttyagent, whatever ends the CLI: SIGKILL, a closed terminal):
+   inherits stdin, stdout and stderr, gets pass_fd (when not -1) as fd 3, and
+   is sent death_signal when the starting thread ends, or exits at once when
+   the parent ended before that was set. Returns a pidfd as pl_spawn does. The
+   corresponding C calls are fork(2), prctl(2) PR_SET_PDEATHSIG and execve(2).
+ */
+int pl_spawn_tied(const char *PL_NONNULL path,
+		  char *PL_NULLABLE const *PL_NONNULL argv,
+		  char *PL_NULLABLE const *PL_NONNULL envp, int pass_fd,
+		  int death_signal, pid_t *PL_NONNULL pid);
+
 /* Waits for the child pid to end and returns its exit status (0-255), 128 +
    the signal that ended it, or -1 with errno set. The corresponding C call is
    waitpid(2). */

@@ -45,19 +45,20 @@ public final class PatternService: Sendable {
     }
 
     /// The user's record, when it is this account's: a record of a deleted or
-    /// re-created account is not enrolled (never success); an unrecorded uid is
+    /// re-created account is not enrolled (nil: never success); an unrecorded uid is
     /// bound to the account's now, for the next write to keep (never in a store
     /// that takes only tagged credentials). A credential whose owner tag is not
     /// this user's and uid's is corrupt.
-    private func loadOwned(_ user: String) -> Loaded {
-        let loaded = store.load(user)
-        guard case .record(var record) = loaded else { return loaded }
+    private func loadOwned(_ user: String) throws(StoreError) -> UserRecord? {
+        guard var record = try store.load(user) else { return nil }
         let (owner, uid) = owner(of: record)
-        guard owner.isAccount, let uid else { return .missing }
+        guard owner.isAccount, let uid else { return nil }
         let tagged = record.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)
-        if let why = untrusted(record.credential, user: user, uid: tagged) { return .corrupt(why) }
+        if let why = untrusted(record.credential, user: user, uid: tagged) {
+            throw .corrupt("The credential of \(user) cannot be used: \(why).")
+        }
         if record.uid == nil { record.uid = uid }
-        return .record(record)
+        return record
     }
 
     /// Why a credential may not be used for `user` with `uid` (nil: it may): its
@@ -87,49 +88,67 @@ public final class PatternService: Sendable {
         case invalid(PatternError)
         case currentRequired
         case error(ServiceError)
+
+        /// What a store's failure answers to a request about a pattern (a verify, or
+        /// the current pattern of a change or a remove): a record that is not a valid
+        /// record is not enrolled, never success; any other failure is an error, and
+        /// nothing was checked or counted.
+        public init(_ error: StoreError) {
+            self = error.code == .corrupt ? .notEnrolled : .error(ServiceError(error))
+        }
     }
 
     // MARK: - Verify
 
-    public func verify(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32) -> Outcome {
-        verifyReporting(user: user, typed: typed, context: context, uid: uid).outcome
+    /// What a verify decided, and how long its hash took (nil when none was
+    /// computed), so the log shows what a verify costs beyond it.
+    public struct Verdict: Equatable, Sendable {
+        public var outcome: Outcome
+        public var hashMilliseconds: Double?
+
+        public init(_ outcome: Outcome, hashMilliseconds: Double? = nil) {
+            self.outcome = outcome
+            self.hashMilliseconds = hashMilliseconds
+        }
     }
 
-    /// `verify`, also saying how long the hash took (nil when none was computed),
-    /// so the log shows what a verify costs beyond it.
-    ///
-    /// `answer`, when given, is called with a successful outcome before the count is
-    /// cleared on disk, still under the user's lock: the user does not wait for that
-    /// write, and a crash before it only leaves the count higher than it should be,
-    /// never lower. `cleared` is called once the cleared count is durable and before
-    /// any re-hash, with the hash time, so the outcome can be logged before the slow
-    /// work: between the answer and the durable clear there is one write, not a hash.
-    public func verifyReporting(
+    /// Checks `typed` against the user's pattern as one counted attempt and writes
+    /// the verdict through `writer`, once: `answer` the moment it is known, `settled`
+    /// once what it changed is durable. A right pattern is answered under the user's
+    /// lock before its count is cleared on disk, and settled once the clear is
+    /// durable, before any re-hash: the user waits for neither, and a crash before
+    /// the clear only leaves the count higher than it should be, never lower (no
+    /// other request about the user runs in between). Any other verdict was settled
+    /// before it was known (the attempt is counted before the hash) and is answered
+    /// once the lock is released. Returns the verdict too.
+    @discardableResult
+    public func verify(
         user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32,
-        answer: (Outcome) -> Void = { _ in },
-        cleared: (_ hashMilliseconds: Double?) -> Void = { _ in }
-    )
-        -> (outcome: Outcome, hashMilliseconds: Double?)
-    {
-        locks.withLock(user) {
+        writer: some VerdictWriter = DiscardingVerdictWriter()
+    ) -> Verdict {
+        let (verdict, written) = locks.withLock(user) { () -> (Verdict, Bool) in
             let (outcome, record, hashTime) = attempt(user: user, typed: typed, context: context, uid: uid)
-            let hashMilliseconds = hashTime.map { $0 * 1000 }
-            if outcome == .ok, let record {
-                answer(outcome)
-                // The pattern was right; a failed write leaves the count high, never low.
-                try? store.recordSuccess(record)
-                cleared(hashMilliseconds)
-                if let uid = record.uid,
-                    let fresh = rehashIfBelowTarget(record, typed: typed, uid: uid)
-                        ?? (record.credential.ownerTag == nil
-                            ? record.credential.bound(user: user, uid: uid, pepper: pepper, backend: backend) : nil)
-                {
-                    // Below the target, or made before owner tags: tagged from now on.
-                    try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
-                }
+            let verdict = Verdict(outcome, hashMilliseconds: hashTime.map { $0 * 1000 })
+            guard outcome == .ok, let record else { return (verdict, false) }
+            writer.answer(verdict)
+            // The pattern was right; a failed write leaves the count high, never low.
+            try? store.recordSuccess(record)
+            writer.settled(verdict)
+            if let uid = record.uid,
+                let fresh = rehashIfBelowTarget(record, typed: typed, uid: uid)
+                    ?? (record.credential.ownerTag == nil
+                        ? record.credential.bound(user: user, uid: uid, pepper: pepper, backend: backend) : nil)
+            {
+                // Below the target, or made before owner tags: tagged from now on.
+                try? store.replaceCredential(user: user, previous: record.credential, with: fresh)
             }
-            return (outcome, hashMilliseconds)
+            return (verdict, true)
         }
+        if !written {
+            writer.settled(verdict)
+            writer.answer(verdict)
+        }
+        return verdict
     }
 
     /// Checks `typed` against the user's record as one counted attempt. Must run
@@ -141,17 +160,14 @@ public final class PatternService: Sendable {
         do { pattern = try Pattern(typed: typed) } catch {
             // Not counted. A locked user hears LOCKED whatever it typed; one not
             // enrolled hears that first.
-            switch loadOwned(user) {
-            case .record(let r):
-                let now = store.now(), policy = self.policy
-                if r.isLocked(now: now, policy: policy) {
-                    return (.locked(retryAfter: r.retryAfter(now: now, policy: policy)), nil, nil)
-                }
-                return (.invalid(error), nil, nil)
-            case .unreadable: return (.error(.storeFailed), nil, nil)
-            case .unavailable: return (.error(.storeUnavailable), nil, nil)
-            case .missing, .corrupt: return (.notEnrolled, nil, nil)
+            let record: UserRecord?
+            do { record = try loadOwned(user) } catch { return (Outcome(error), nil, nil) }
+            guard let r = record else { return (.notEnrolled, nil, nil) }
+            let now = store.now(), policy = self.policy
+            if r.isLocked(now: now, policy: policy) {
+                return (.locked(retryAfter: r.retryAfter(now: now, policy: policy)), nil, nil)
             }
+            return (.invalid(error), nil, nil)
         }
         let entry = FailureEntry(
             when: 0, uid: uid, service: context.service, tty: context.tty, rhost: context.rhost,
@@ -160,10 +176,12 @@ public final class PatternService: Sendable {
         // Durably counted before any hash is computed: fail closed if the store cannot count.
         let record: UserRecord, now: Int64
         let owner = accountUID(user)
-        switch store.countAttempt(user: user, accountUID: owner, entry: entry) {
-        case .failed: return (.error(.storeFailed), nil, nil)
-        case .unavailable: return (.error(.storeUnavailable), nil, nil)
-        case .missing, .corrupt: return (.notEnrolled, nil, nil)
+        let count: AttemptCount
+        do { count = try store.countAttempt(user: user, accountUID: owner, entry: entry) } catch {
+            return (Outcome(error), nil, nil)
+        }
+        switch count {
+        case .missing: return (.notEnrolled, nil, nil)
         case .locked(let retryAfter): return (.locked(retryAfter: retryAfter), nil, nil)
         case .counted(let r, let t): (record, now) = (r, t)
         }
@@ -211,13 +229,8 @@ public final class PatternService: Sendable {
     public func selfEnrollment(user: String) -> SelfEnrollment {
         locks.withLock(user) {
             guard accountUID(user) != nil else { return .refused(.noSuchUser) }
-            switch loadOwned(user) {
-            case .missing: return .first
-            case .record: return .change
-            case .corrupt: return .refused(.recordUnreadable)
-            case .unreadable: return .refused(.storeFailed)
-            case .unavailable: return .refused(.storeUnavailable)
-            }
+            // A record that cannot be read may well exist: never a first pattern.
+            do throws(StoreError) { return try loadOwned(user) == nil ? .first : .change } catch { return .refused(ServiceError(error)) }
         }
     }
 
@@ -241,26 +254,25 @@ public final class PatternService: Sendable {
             guard let accountUID = accountUID(user) else { return .error(.noSuchUser) }
             if !byAdministrator {
                 // Without the current pattern only when there is known to be none:
-                // a record that cannot be read now may well exist.
-                switch loadOwned(user) {
-                case .missing: guard firstEnrollmentProven else { return .error(.passwordProofRequired) }
-                case .corrupt: return .error(.recordUnreadable)
-                case .unreadable: return .error(.storeFailed)
-                case .unavailable: return .error(.storeUnavailable)
-                case .record:
+                // a record that cannot be read (now, or at all) may well exist, and only
+                // root replaces it.
+                let existing: UserRecord?
+                do throws(StoreError) { existing = try loadOwned(user) } catch { return .error(ServiceError(error)) }
+                if existing == nil {
+                    guard firstEnrollmentProven else { return .error(.passwordProofRequired) }
+                } else {
                     guard let current else { return .currentRequired }
                     let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                     guard outcome == .ok else { return outcome }
                 }
             }
-            do {
-                let credential = try Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
+            // Fails only without random bytes for the salt: nothing is written.
+            guard
+                let credential = try? Credential.make(pattern: pattern, pepper: pepper, iterations: n, backend: backend)
                     .bound(user: user, uid: accountUID, pepper: pepper, backend: backend)
-                try store.save(UserRecord(user: user, uid: accountUID, credential: credential))
-            } catch StoreError.unavailable {
-                return .error(.storeUnavailable)
-            } catch {
-                return .error(.storeFailed)
+            else { return .error(.store(.io)) }
+            do throws(StoreError) { try store.save(UserRecord(user: user, uid: accountUID, credential: credential)) } catch {
+                return .error(ServiceError(error))
             }
             return .ok
         }
@@ -269,25 +281,19 @@ public final class PatternService: Sendable {
     /// Removes a user's record; the user itself must give its current pattern.
     public func remove(user: String, current: SecretBytes?, byAdministrator: Bool, context: AttemptContext, uid: UInt32) -> Outcome {
         locks.withLock(user) {
-            // Root removes any record, a stale or unreadable one included; a user
-            // only its own.
-            switch byAdministrator ? store.load(user) : loadOwned(user) {
-            case .missing: return .notEnrolled
-            case .corrupt where !byAdministrator: return .notEnrolled
-            case .unreadable where !byAdministrator: return .error(.storeFailed)
-            case .unavailable: return .error(.storeUnavailable)
-            default: break
-            }
+            // Root removes any record, a stale, corrupt or unreadable one included; a
+            // user only its own, with its current pattern.
             if !byAdministrator {
+                let existing: UserRecord?
+                do throws(StoreError) { existing = try loadOwned(user) } catch { return Outcome(error) }
+                guard existing != nil else { return .notEnrolled }
                 guard let current else { return .currentRequired }
                 let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                 guard outcome == .ok else { return outcome }
             }
-            do throws(StoreError) { try store.remove(user) } catch {
-                if case .unavailable = error { return .error(.storeUnavailable) }
-                return .error(.storeFailed)
+            do throws(StoreError) { return try store.remove(user) ? .ok : .notEnrolled } catch {
+                return .error(ServiceError(error))
             }
-            return .ok
         }
     }
 
@@ -305,44 +311,29 @@ public final class PatternService: Sendable {
         }
     }
 
-    /// Clears one user's failure count and lock. nil when the user has no record.
-    public func reset(user: String) -> Result<ResetCount, StoreError>? {
-        locks.withLock(user) { () -> Result<ResetCount, StoreError>? in
-            let before: UserRecord?
-            do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
-            guard let before else { return nil }
-            return .success(cleared(before))
-        }
+    /// Clears one user's failure count and lock. nil when the user has no record
+    /// (or one that is not a valid record: it verifies as none, and holds no count).
+    public func reset(user: String) throws(StoreError) -> ResetCount? {
+        try locks.withLock(user) { () throws(StoreError) in try unlockedReset(user) }
     }
 
-    /// Clears every user's failure count and lock.
-    public func resetAll() -> Result<ResetCount, StoreError> {
+    /// Clears every user's failure count and lock. A record that cannot be read now
+    /// may be locked: the error says so, never "0 cleared".
+    public func resetAll() throws(StoreError) -> ResetCount {
         var total = ResetCount()
-        let users: [String]
-        do throws(StoreError) { users = try store.users() } catch { return .failure(error) }
-        for user in users {
-            let r: Result<ResetCount, StoreError> = locks.withLock(user) {
-                // A record that cannot be read now may be locked: say so, never "0 cleared".
-                let record: UserRecord
-                switch store.load(user) {
-                case .record(let r): record = r
-                case .missing, .corrupt: return .success(ResetCount())
-                case .unavailable(let why): return .failure(.unavailable(why))
-                case .unreadable(let why): return .failure(.unavailable("The record of \(user) cannot be read now (\(why))."))
-                }
-                guard record.failures > 0 || record.lockedSince != 0 else { return .success(ResetCount()) }
-                let before: UserRecord?
-                do throws(StoreError) { before = try store.reset(user) } catch { return .failure(error) }
-                return .success(before.map { cleared($0) } ?? ResetCount())
-            }
-            switch r {
-            case .failure(let e): return .failure(e)
-            case .success(let c):
-                total.cleared += c.cleared
-                total.locked += c.locked
-            }
+        for user in try store.users() {
+            let c = try locks.withLock(user) { () throws(StoreError) in try unlockedReset(user) ?? ResetCount() }
+            total.cleared += c.cleared
+            total.locked += c.locked
         }
-        return .success(total)
+        return total
+    }
+
+    private func unlockedReset(_ user: String) throws(StoreError) -> ResetCount? {
+        do { return try store.reset(user).map { cleared($0) } } catch {
+            if error.code == .corrupt { return nil }
+            throw error
+        }
     }
 
     /// What clearing `record` (the record as it was) changed; the store leaves a
@@ -356,49 +347,38 @@ public final class PatternService: Sendable {
     /// Under the user's lock, like every other request about the user: a verify
     /// answers OK before it clears the count on disk, and a status read in between
     /// must not show the old count (or a lock the success has lifted). It waits at
-    /// most for one hash of that user.
-    public func status(user: String) -> UserStatus {
-        (try? statusOrError(user: user).get()) ?? UserStatus(user: user, corrupt: true)
+    /// most for one hash of that user. A record that is not a valid record is
+    /// shown as `corrupt`; one that cannot be read now throws, as on every verb.
+    public func status(user: String) throws(StoreError) -> UserStatus {
+        try locks.withLock(user) { () throws(StoreError) in try unlockedStatus(user: user) }
     }
 
-    /// `status`, or why the store cannot say now (a fleet's database down).
-    public func statusOrError(user: String) -> Result<UserStatus, StoreError> {
-        locks.withLock(user) { unlockedStatus(user: user) }
-    }
-
-    private func unlockedStatus(user: String) -> Result<UserStatus, StoreError> {
-        let loaded = store.load(user)
-        switch loaded {
-        case .missing:
-            return .success(UserStatus(user: user))
-        case .unavailable(let why):
-            return .failure(.unavailable(why))
-        case .corrupt, .unreadable:
-            return .success(UserStatus(user: user, corrupt: true))
-        case .record(let r):
-            let (owner, uid) = owner(of: r)
-            guard owner.isAccount else {
-                // Not enrolled for the account that has the name now; root's status
-                // shows whose it was.
-                return .success(UserStatus(user: user, owner: owner, recent: r.recent))
-            }
-            if untrusted(r.credential, user: user, uid: r.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)) != nil {
-                return .success(UserStatus(user: user, corrupt: true))
-            }
-            let now = store.now(), policy = self.policy
-            let locked = r.isLocked(now: now, policy: policy)
-            let expired = r.lockedSince != 0 && !locked
-            return .success(
-                UserStatus(
-                    user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
-                    remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
-                    locked: locked, lockedSince: locked ? r.lockedSince : 0,
-                    retryAfter: r.retryAfter(now: now, policy: policy),
-                    iterations: r.credential.iterations, recent: r.recent))
+    private func unlockedStatus(user: String) throws(StoreError) -> UserStatus {
+        let record: UserRecord?
+        do { record = try store.load(user) } catch {
+            if error.code == .corrupt { return UserStatus(user: user, corrupt: true) }
+            throw error
         }
+        guard let r = record else { return UserStatus(user: user) }
+        let (owner, uid) = owner(of: r)
+        guard owner.isAccount else {
+            // Not enrolled for the account that has the name now; root's status
+            // shows whose it was.
+            return UserStatus(user: user, owner: owner, recent: r.recent)
+        }
+        if untrusted(r.credential, user: user, uid: r.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)) != nil {
+            return UserStatus(user: user, corrupt: true)
+        }
+        let now = store.now(), policy = self.policy
+        let locked = r.isLocked(now: now, policy: policy)
+        let expired = r.lockedSince != 0 && !locked
+        return UserStatus(
+            user: user, enrolled: true, owner: owner, failures: expired ? 0 : r.failures,
+            remaining: expired ? policy.maxFailures : r.remaining(now: now, policy: policy),
+            locked: locked, lockedSince: locked ? r.lockedSince : 0,
+            retryAfter: r.retryAfter(now: now, policy: policy),
+            iterations: r.credential.iterations, recent: r.recent)
     }
 
-    public func users() -> Result<[String], StoreError> {
-        do throws(StoreError) { return .success(try store.users()) } catch { return .failure(error) }
-    }
+    public func users() throws(StoreError) -> [String] { try store.users() }
 }

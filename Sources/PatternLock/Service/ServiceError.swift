@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /// What the service could not do, apart from a verdict on the pattern. The wire
-/// turns each into its `ERROR message=` code; the core speaks no wire words.
+/// turns each into its `ERROR message=` code (`ErrorCode(_: ServiceError)`); the
+/// core speaks no wire words.
 public enum ServiceError: Error, Equatable, Sendable {
-    /// The store could not read or write.
-    case storeFailed
-    /// The store cannot be reached now (a fleet's database): nothing was checked or counted.
-    case storeUnavailable
-    /// The user's record exists but cannot be read, so it cannot be changed without root.
-    case recordUnreadable
+    /// The store failed (its code says how: `.io`, `.unavailable`, `.corrupt` for a
+    /// record a user may not replace without root, ...); nothing was checked,
+    /// counted or changed.
+    case store(StoreError.Code)
     /// No account of that name.
     case noSuchUser
     case iterationsTooLow
@@ -17,8 +16,7 @@ public enum ServiceError: Error, Equatable, Sendable {
     /// for. Nothing was written.
     case passwordProofRequired
 
-    /// The store's failure, as the service reports it.
-    public init(_ error: StoreError) {
-        if case .unavailable = error { self = .storeUnavailable } else { self = .storeFailed }
-    }
+    /// The store's failure, as the service reports it: by its code alone (the
+    /// reason is the log's, not a client's).
+    public init(_ error: StoreError) { self = .store(error.code) }
 }

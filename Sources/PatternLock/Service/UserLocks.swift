@@ -11,7 +11,7 @@ final class UserLocks: Sendable {
 
     private let table = Mutex<[String: (entry: Entry, holders: Int)]>([:])
 
-    func withLock<R: Sendable>(_ user: String, _ body: () throws -> R) rethrows -> R {
+    func withLock<R: Sendable, E: Error>(_ user: String, _ body: () throws(E) -> R) throws(E) -> R {
         let entry = table.withLock { t -> Entry in
             if let slot = t[user] {
                 t[user] = (slot.entry, slot.holders + 1)
@@ -28,6 +28,6 @@ final class UserLocks: Sendable {
                 }
             }
         }
-        return try entry.mutex.withLock { _ in try body() }
+        return try entry.mutex.withLock { (_) throws(E) -> R in try body() }
     }
 }

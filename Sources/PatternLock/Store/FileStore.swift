@@ -49,15 +49,15 @@ public struct FileStore: Store {
             throw .io("Cannot read the state directory \(directory)", .current)
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw .unsafeDirectory("The state directory \(directory) is not a directory (or is a symbolic link).")
+            throw .refused("The state directory \(directory) is not a directory (or is a symbolic link).")
         }
         guard st.st_uid == Sys.effectiveUID || ownedByAnyone else {
-            throw .unsafeDirectory(
+            throw .refused(
                 "The state directory \(directory) is owned by uid \(st.st_uid), not by uid \(Sys.effectiveUID) that runs the daemon. Fix it with: chown \(Sys.effectiveUID) \(directory)"
             )
         }
         guard st.st_mode & 0o022 == 0 else {
-            throw .unsafeDirectory(
+            throw .refused(
                 "The state directory \(directory) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))). Fix it with: chmod 700 \(directory)"
             )
         }
@@ -74,7 +74,7 @@ public struct FileStore: Store {
         if case .failure(let e) = Sys.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) {
             Sys.close(fd)
             if e.rawValue == EWOULDBLOCK {
-                throw .unsafeDirectory(
+                throw .refused(
                     "Another patternlockd is already using the state directory \(directory). Stop it first (systemctl stop patternlockd), or give this one its own --state-dir."
                 )
             }
@@ -92,43 +92,44 @@ public struct FileStore: Store {
 
     func path(_ user: String) -> String { "\(directory)/\(user)" }
 
-    /// Reads a user's record. An unreadable or malformed record is `.corrupt`, which
-    /// every caller treats as not enrolled: never success, never a crash.
-    public func load(_ user: String) -> Loaded {
-        guard UserName.isValid(user) else { return .missing }
+    /// Reads a user's record; nil when it has none. A malformed record, or something
+    /// other than a regular file in its place, is `.corrupt`: never success, never a
+    /// crash. One that cannot be read now is `.io`.
+    public func load(_ user: String) throws(StoreError) -> UserRecord? {
+        guard UserName.isValid(user) else { return nil }
         let fd: Int32
         switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW) {
-        case .failure(let e) where e == .noEntry: return .missing
-        case .failure(let e) where e == .loop: return .corrupt("the record is a symbolic link")
-        case .failure(let e): return .unreadable("cannot open the record: \(e)")
+        case .failure(let e) where e == .noEntry: return nil
+        case .failure(let e) where e == .loop: throw .corrupt("The record of \(user) is a symbolic link.")
+        case .failure(let e): throw .io("Cannot open the record of \(user)", e)
         case .success(let f): fd = f
         }
         defer { Sys.close(fd) }
         let st: stat
         switch Sys.fstat(fd) {
-        case .failure(let e): return .unreadable("cannot read the record: \(e)")
+        case .failure(let e): throw .io("Cannot read the record of \(user)", e)
         case .success(let s): st = s
         }
-        guard st.st_mode & S_IFMT == S_IFREG else { return .corrupt("the record is not a regular file") }
-        guard st.st_size <= 16384 else { return .corrupt("the record is too large") }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw .corrupt("The record of \(user) is not a regular file.") }
+        guard st.st_size <= 16384 else { throw .corrupt("The record of \(user) is too large.") }
         let bytes: [UInt8]
         switch Sys.readAll(fd, upTo: 16385) {
-        case .failure(let e): return .unreadable("cannot read the record: \(e)")
+        case .failure(let e): throw .io("Cannot read the record of \(user)", e)
         case .success(let b): bytes = b
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .corrupt("the record is not UTF-8") }
-        do {
-            let record = try UserRecord(serialized: text)
-            guard UserName.same(record.user, user) else { return .corrupt("the record names another user") }
-            return .record(record)
-        } catch {
-            return .corrupt(error.description)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .corrupt("The record of \(user) is not UTF-8.") }
+        let record: UserRecord
+        do { record = try UserRecord(serialized: text) } catch {
+            let why = error.description
+            throw .corrupt("The record of \(user) is not a valid record: \(why)\(why.hasSuffix(".") ? "" : ".")")
         }
+        guard UserName.same(record.user, user) else { throw .corrupt("The record of \(user) names another user.") }
+        return record
     }
 
     /// Writes a user's record atomically and durably (temp file, fsync, rename, fsync dir).
     public func save(_ record: UserRecord) throws(StoreError) {
-        guard UserName.isValid(record.user) else { throw .unsafeDirectory("Invalid user name.") }
+        guard UserName.isValid(record.user) else { throw .refused("\(record.user) is not a valid user name.") }
         if case .failure(let e) = Sys.writeFileAtomically(path(record.user), Array(record.serialized.utf8), mode: 0o600) {
             throw .io("Cannot write the record of \(record.user)", e)
         }
@@ -155,30 +156,21 @@ public struct FileStore: Store {
 
     // MARK: - Counting (the caller holds the user's lock: one read-modify-write at a time)
 
-    public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount {
-        var record: UserRecord
-        switch load(user) {
-        case .record(let r): record = r
-        case .unreadable(let why): return .failed(why)
-        case .unavailable(let why): return .unavailable(why)
-        case .corrupt: return .corrupt
-        case .missing: return .missing
-        }
+    public func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) throws(StoreError) -> AttemptCount {
+        guard var record = try load(user) else { return .missing }
         // Only the account that enrolled the pattern may use it; a record written
         // before uids were kept is bound to the account's uid by this write.
         guard let accountUID, record.uid == nil || record.uid == accountUID else { return .missing }
         record.uid = accountUID
         let now = clock()
-        if record.expireLock(now: now, policy: policy) {
-            do throws(StoreError) { try save(record) } catch { return .failed(error.description) }
-        }
+        if record.expireLock(now: now, policy: policy) { try save(record) }
         if record.isLocked(now: now, policy: policy) {
             return .locked(retryAfter: record.retryAfter(now: now, policy: policy))
         }
         var counted = entry
         counted.when = now
         record.countAttempt(counted, policy: policy)
-        do throws(StoreError) { try save(record) } catch { return .failed(error.description) }
+        try save(record)
         return .counted(record, now: now)
     }
 
@@ -189,20 +181,13 @@ public struct FileStore: Store {
     }
 
     public func replaceCredential(user: String, previous: Credential, with fresh: Credential) throws(StoreError) {
-        guard case .record(var record) = load(user), record.credential == previous else { return }
+        guard var record = try load(user), record.credential == previous else { return }
         record.credential = fresh
         try save(record)
     }
 
     public func reset(_ user: String) throws(StoreError) -> UserRecord? {
-        let record: UserRecord
-        switch load(user) {
-        case .record(let r): record = r
-        case .missing, .corrupt: return nil
-        // It may be locked: say it cannot be read, never that there is no pattern.
-        case .unreadable(let why): throw .unavailable("The record of \(user) cannot be read now (\(why)).")
-        case .unavailable(let why): throw .unavailable(why)
-        }
+        guard let record = try load(user) else { return nil }
         // A record with nothing counted is left as it is.
         guard record.failures > 0 || record.lockedSince != 0 else { return record }
         var cleared = record

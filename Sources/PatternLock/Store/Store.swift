@@ -5,8 +5,10 @@
 /// user, the default) and the PostgreSQL store of a fleet (its own target, so the
 /// core stays free of NIO). Every promise that guards the guess budget is the
 /// store's: `countAttempt` counts an attempt durably and atomically before any hash
-/// is computed, and refuses once the user is locked. A store that cannot answer
-/// says `unavailable`; nothing here ever turns an error into success.
+/// is computed, and refuses once the user is locked. Every failure is one
+/// `StoreError`, whose code says what kind it is; nothing here ever turns an error
+/// into success. Tests/PatternLockTests/StoreContractTests.swift holds both stores
+/// to these promises.
 public protocol Store: Sendable {
     /// Where the records are, for logs (never a password).
     var location: String { get }
@@ -25,8 +27,11 @@ public protocol Store: Sendable {
     /// Seconds since the epoch on the store's clock.
     func now() -> Int64
 
-    /// A user's record.
-    func load(_ user: String) -> Loaded
+    /// A user's record; nil when it has none. A record that is not a valid record
+    /// throws `.corrupt`; one that cannot be read now throws `.io` (it may well
+    /// exist, so nothing may treat it as missing); a store that cannot be reached
+    /// throws `.unavailable`.
+    func load(_ user: String) throws(StoreError) -> UserRecord?
 
     /// Writes a whole record (enroll): creates or replaces it.
     func save(_ record: UserRecord) throws(StoreError)
@@ -42,8 +47,9 @@ public protocol Store: Sendable {
     /// atomic across every daemon sharing the store) before this returns. Lifts a
     /// timed lock that is due; refuses with `.locked` when the user is locked. A
     /// record that does not belong to `accountUID` (nil: no such account) is
-    /// `.missing` and nothing is counted.
-    func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) -> AttemptCount
+    /// `.missing` and nothing is counted. Throws when nothing could be counted: the
+    /// attempt must then not be evaluated.
+    func countAttempt(user: String, accountUID: UInt32?, entry: FailureEntry) throws(StoreError) -> AttemptCount
 
     /// A verified pattern: clears the count, the lock and the failure history of
     /// `record.user` (as counted by `countAttempt`, which returned `record`).
@@ -62,20 +68,7 @@ extension Store {
     public var acceptsUntaggedCredentials: Bool { true }
 }
 
-/// A user's record as read from a store.
-public enum Loaded: Equatable, Sendable {
-    case missing
-    /// The record exists but is not a valid record: never success.
-    case corrupt(String)
-    /// The record could not be read now (out of descriptors or memory, an I/O
-    /// error, the database down): it may well exist, so nothing may treat it as missing.
-    case unreadable(String)
-    /// The store cannot be reached now (a fleet's database down or slow).
-    case unavailable(String)
-    case record(UserRecord)
-}
-
-/// What counting an attempt found.
+/// What counting an attempt found, when the store could count.
 public enum AttemptCount: Equatable, Sendable {
     /// Counted and durable; `record` is the record after counting (its credential
     /// is the one to check), `now` the store's time of the attempt.
@@ -84,28 +77,47 @@ public enum AttemptCount: Equatable, Sendable {
     case locked(retryAfter: Int64)
     /// No record for this account (none, or one of another uid): nothing counted.
     case missing
-    /// A record that is not valid: treated as not enrolled, never success.
-    case corrupt
-    /// The store could not read or write the count: the attempt must not be evaluated.
-    case failed(String)
-    /// The store cannot be reached now (a fleet's database): not evaluated either.
-    case unavailable(String)
 }
 
-public enum StoreError: Swift.Error, Equatable, CustomStringConvertible {
-    case unsafeDirectory(String)
-    case io(String, Errno)
-    /// The store cannot be reached or did not answer in time (a fleet's database).
-    case unavailable(String)
-    /// The store refuses to serve (schema too new, another key, bad settings).
-    case refused(String)
+/// Every failure of a store, as postgres-nio's `PSQLError`: one type with an
+/// extensible code, and a sentence for the log. The service turns the code into
+/// its outcome (`ServiceError.store`) and the wire into its error word
+/// (`ErrorCode(_: StoreError.Code)`), each in one place; the sentence never
+/// reaches a client.
+public struct StoreError: Swift.Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of failure it is: what a client is told depends on this alone.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public var description: String {
-        switch self {
-        case .unsafeDirectory(let why): return why
-        case .io(let what, let e): return "\(what): \(e)."
-        case .unavailable(let why): return why
-        case .refused(let why): return why
-        }
+        /// A record exists and is not a valid record (malformed, not a regular
+        /// file, a credential that cannot be used): never success.
+        public static let corrupt = Code(rawValue: "corrupt")
+        /// The store could not read or write now (an I/O error, out of descriptors
+        /// or memory): a record it could not read may well exist.
+        public static let io = Code(rawValue: "io")
+        /// The store cannot be reached now or did not answer in time (a fleet's
+        /// database): nothing was checked or counted.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// The store refuses to serve: an unsafe state directory, a schema too new,
+        /// another key, bad settings.
+        public static let refused = Code(rawValue: "refused")
     }
+
+    public let code: Code
+    /// A whole sentence for the log and the administrator's terminal: what failed and why.
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+
+    public static func corrupt(_ why: String) -> StoreError { StoreError(.corrupt, why) }
+    public static func io(_ what: String, _ errno: Errno) -> StoreError { StoreError(.io, "\(what): \(errno).") }
+    public static func unavailable(_ why: String) -> StoreError { StoreError(.unavailable, why) }
+    public static func refused(_ why: String) -> StoreError { StoreError(.refused, why) }
 }
