@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes Tests/Contract/patterns.txt: typed entries and whether each is a
-pattern by the rule of ARCHITECTURE.md ("Pattern rules"), the answer the daemon
-(Pattern.swift) and the PAM module (pattern.c) must both give. This is a third,
-independent statement of the rule; the tests hold both sides to its output.
+pattern by the rule of docs/ARCHITECTURE.md ("Pattern rules"), the answer the
+daemon (Pattern.swift) and the PAM module (pattern.c) must both give. This is a
+third, independent statement of the rule; the tests hold both sides to its
+output.
     scripts/gen-pattern-contract.py > Tests/Contract/patterns.txt
 """
 import itertools
@@ -89,7 +90,7 @@ def entries():
 
 def main():
     print("# Typed entries (phone layout) and whether each is a pattern: the rule of")
-    print("# ARCHITECTURE.md \"Pattern rules\". Written by scripts/gen-pattern-contract.py;")
+    print("# docs/ARCHITECTURE.md \"Pattern rules\". Written by scripts/gen-pattern-contract.py;")
     print("# format: Tests/Contract/README.md. The daemon (Pattern) and the PAM module")
     print("# (pl_pattern_check) must both give the second column; the third is the")
     print("# daemon's normalized dots for a valid entry.")

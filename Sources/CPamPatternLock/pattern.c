@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Is an entry a pattern? The daemon's rule (Sources/PatternLock/Pattern/
- * Pattern.swift, ARCHITECTURE.md "Pattern rules"), told here only so that
- * one_prompt can hand anything else to the next module as a password without
- * sending it. Both sides are checked against Tests/Contract/patterns.txt: if
- * this said "not a pattern" where the daemon would accept one, that pattern
- * could never unlock in one_prompt mode. Pure: no I/O.
+ * Pattern.swift, docs/ARCHITECTURE.md "Pattern rules"), told here only so
+ * that one_prompt can hand anything else to the next module as a password
+ * without sending it. Both sides are checked against
+ * Tests/Contract/patterns.txt: if this said "not a pattern" where the daemon
+ * would accept one, that pattern could never unlock in one_prompt mode. Pure:
+ * no I/O.
  */
 #include <string.h>
 

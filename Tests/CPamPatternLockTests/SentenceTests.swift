@@ -19,7 +19,7 @@ struct SentenceTests {
         0, -5, 1, 59, 60, 61, 90, 3599, 3600, 3601, 7140, 7199, 7200, 7201, 86_400, 172_799, 172_800, 172_801,
         31_536_000,
     ]
-    /// Failures before a lock (docs/PROTOCOL.md, ARCHITECTURE.md).
+    /// Failures before a lock (docs/PROTOCOL.md, docs/ARCHITECTURE.md).
     static let maxAttempts = "5"
 
     @Test("the table holds every sentence the module uses, and no other")
