@@ -7,8 +7,8 @@
 /// store's: `countAttempt` counts an attempt durably and atomically before any hash
 /// is computed, and refuses once the user is locked. Every failure is one
 /// `StoreError`, whose code says what kind it is; nothing here ever turns an error
-/// into success. Tests/PatternLockTests/StoreContractTests.swift holds both stores
-/// to these promises.
+/// into success. Tests/StoreContractTests/StoreContractTests.swift holds both stores
+/// to these promises (docs/ARCHITECTURE.md).
 public protocol Store: Sendable {
     /// Where the records are, for logs (never a password).
     var location: String { get }
