@@ -14,12 +14,10 @@ import uuid
 
 import pytest
 
-from conftest import DAEMON, parse_reply
+from harness.common import DAEMON, add_user, parse_reply, remove_user
 
-pytest.register_assert_rewrite("pam_support")
-from pam_support import PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, on  # noqa: E402
+from harness.pam_support import PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, on  # noqa: E402
 
-pytest_plugins = ["pam_support"]
 
 KELVIN = "\u212a"  # KELVIN SIGN: canonically equivalent to "K"
 
@@ -30,10 +28,8 @@ def accounts():
     made = []
 
     def add(name, *options):
-        subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", *options, name],
-                       check=True, capture_output=True)
         made.append(name)
-        return pwd.getpwnam(name)
+        return add_user(name, "/usr/sbin/nologin", "-N", *options)
 
     def delete(name):
         subprocess.run(["userdel", name], check=True, capture_output=True)
@@ -42,7 +38,7 @@ def accounts():
     add.delete = delete
     yield add
     for name in made:
-        subprocess.run(["userdel", name], capture_output=True)
+        remove_user(name)
 
 
 def as_uid(daemon, uid, line):

@@ -14,13 +14,11 @@ import time
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
-pytest_plugins = ["pam_support"]
 
-from conftest import DAEMON, ROOT, Daemon  # noqa: E402
-from pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: E402,F401 (fixtures)
-from test_pam_sudo import module_line, pam_service, pamtester  # noqa: E402,F401 (fixtures)
-from test_fleet import make_tls, with_tls  # noqa: E402
+from harness.common import DAEMON, ROOT, Daemon  # noqa: E402
+from harness.pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: E402,F401 (fixtures)
+from harness.pam_support import module_line, pamtester  # noqa: E402
+from harness.pg_support import make_tls, with_tls  # noqa: E402
 
 RIGHT = "1397"
 WRONG = "9856"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, skip_or_fail
+from harness.common import ROOT, skip_or_fail
 
 SYSTEM = ROOT / "Tests/system"
 # The skips that stay skips under CI, each because what it depends on is the
@@ -23,7 +23,7 @@ OPTIONAL_SKIPS = {
 }
 
 PROBE = '''
-from conftest import skip_or_fail
+from harness.common import skip_or_fail
 
 def test_needs_a_container():
     skip_or_fail("systemd did not boot in a container here")
@@ -76,12 +76,12 @@ def test_no_system_test_skips_behind_ci_s_back():
     else a test needs goes through skip_or_fail (the booted containers of
     booted.py, the tools CI installs, a built daemon)."""
     found = set()
-    for path in sorted(SYSTEM.glob("*.py")):
+    for path in sorted(SYSTEM.rglob("*.py")):
         for m in re.finditer(r'pytest\.skip\(\s*"([^"]*)"', path.read_text()):  # conftest's own is skip(reason)
             found.add((path.name, m.group(1)))
     assert found == OPTIONAL_SKIPS, (
         "a pytest.skip that is not in OPTIONAL_SKIPS: use skip_or_fail, or say in OPTIONAL_SKIPS why CI may skip it")
-    booted = (SYSTEM / "booted.py").read_text()
+    booted = (SYSTEM / "harness" / "booted.py").read_text()
     assert booted.count("skip_or_fail(") == 6 and "pytest.skip" not in booted
-    assert "booted.boot()" in (SYSTEM / "test_install.py").read_text()
-    assert "from test_install import booted_system" in (SYSTEM / "test_deb.py").read_text()
+    assert "booted.boot()" in (SYSTEM / "conftest.py").read_text()
+    assert "def box(booted_system" in (SYSTEM / "test_deb.py").read_text()

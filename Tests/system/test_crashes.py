@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply, read_line, records, random_pattern, figure
+from harness.common import Daemon, parse_reply, read_line, records, random_pattern, figure
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 MAX_FAILURES = 5

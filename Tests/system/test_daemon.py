@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import DAEMON, SYSTEM_PYTHON, Daemon, parse_reply, read_line
+from harness.common import DAEMON, SYSTEM_PYTHON, Daemon, parse_reply, read_line
 
 PATTERN = "1397"          # normalizes to 1-2-3-6-9-8-7
 WRONG = "9856"

@@ -14,19 +14,10 @@ import subprocess
 
 import pytest
 
-from conftest import DAEMON, ROOT, unique
-from test_install import booted_system  # noqa: F401  (module-scoped: this file boots its own)
+from harness.common import DAEMON, ROOT, unique
+from harness.deb import (BUILD, PASSWORD, PATTERN, PROMPT, SUDO, TRANSCRIPTS, WRONG, Box, debian_version,
+                         lib_layout_module_deb, sh, sudo_steps, upstream_version)
 
-BUILD = ROOT / "build"
-PTY_SESSION = ROOT / "Tests/system/pty_session.py"
-TRANSCRIPTS = pathlib.Path("/tmp/patternlock-deb-transcripts.txt")
-# The pattern the booted tests enroll (the enroll policy under systemd accepts it)
-# and a wrong one (a valid pattern, so each one counts).
-PATTERN = "46183"
-WRONG = "2589"
-PASSWORD = "pl-Pass-w0rd"
-# What a clean root login's PATH holds: no /opt/swift, no pyenv.
-CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen")
 # The places a package installs into or its scripts write, less the package
 # manager's own records and logs (dpkg keeps a purged package's history by design),
@@ -40,29 +31,9 @@ SNAPSHOT = ("find /etc /usr /lib /lib64 /opt /srv /var /run/patternlock -xdev "
             r"-o -path /var/mail -o -path /var/spool/mail -o -path /var/lib/postgresql \) -prune -o -print 2>/dev/null | sort")
 
 
-# The module's prompt (a regular expression for the pty driver).
-# The profile's one prompt (issue 20).
-PROMPT = r"Pattern or password: "
-
-
 def host_snapshot():
     """SNAPSHOT's list taken on this machine rather than in the container."""
     return subprocess.run(["bash", "-c", SNAPSHOT], capture_output=True, text=True, timeout=300).stdout.splitlines()
-
-
-def sh(*args, check=True, **kwargs):
-    r = subprocess.run(list(args), capture_output=True, text=True, timeout=900, **kwargs)
-    if check:
-        assert r.returncode == 0, f"{args}\n{r.stdout}{r.stderr}"
-    return r
-
-
-def upstream_version():
-    return sh("sh", str(ROOT / "scripts/version.sh")).stdout.strip()
-
-
-def debian_version():
-    return sh("dpkg-parsechangelog", "-l", str(ROOT / "debian/changelog"), "-SVersion").stdout.strip()
 
 
 def test_the_compiled_in_version_is_the_changelog_s():
@@ -221,49 +192,6 @@ def test_lintian_finds_no_error_and_no_warning(debs):
 
 # ---- the life of the packages on a booted system ----------------------------------
 
-class Box:
-    """Commands in the booted container, as root with a clean PATH."""
-
-    def __init__(self, system):
-        self.system = system
-
-    def run(self, script, input=None):
-        return self.system.run(f"export PATH={CLEAN_PATH} LANG=C.UTF-8; {script}", input=input)
-
-    def ok(self, script, input=None):
-        r = self.run(script, input)
-        assert r.returncode == 0, f"{script}\n{r.stdout}{r.stderr}"
-        return r.stdout
-
-    def terminal(self, title, argv, steps, as_user=None):
-        """argv on a new pseudo-terminal in the container, driven by steps; the
-        transcript is kept in TRANSCRIPTS."""
-        if as_user:
-            argv = ["setpriv", f"--reuid={as_user}", f"--regid={as_user}", "--init-groups",
-                    "env", f"HOME=/home/{as_user}", f"USER={as_user}", f"PATH={CLEAN_PATH}"] + argv
-        spec = json.dumps({"argv": argv, "steps": steps, "timeout": 60})
-        r = self.run(f"/usr/bin/python3 {PTY_SESSION}", input=spec)
-        with open(TRANSCRIPTS, "a") as f:
-            f.write(f"==== {title}: {' '.join(argv)}\n{r.stdout}\n")
-        assert r.returncode == 0, f"{title}\n{r.stdout}{r.stderr}"
-        return r.stdout
-
-
-    # The shell prompt a session sets: a line that starts with it is the prompt.
-    SHELL_PROMPT = "plshell> "
-
-    def session(self, title, user, commands):
-        """`login user` on a new pseudo-terminal: a real local logind session, where
-        the module asks (issue 19: su and sudo in no session are not asked). The
-        user logs in with the password, enrolled or not (the profile's
-        password_at_login, issue 20), then each command's steps run at the prompt."""
-        steps = [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
-                  ["send", "PS1='plsh''ell> '\n"], ["expect", r"\n" + self.SHELL_PROMPT]]
-        for command in commands:
-            steps += command + [["expect", r"\n" + self.SHELL_PROMPT]]
-        return self.terminal(title, ["login", user], steps + [["send", "exit\n"], ["eof"]])
-
-
 @pytest.fixture(scope="module")
 def box(booted_system, debs):  # noqa: F811
     TRANSCRIPTS.unlink(missing_ok=True)
@@ -340,13 +268,6 @@ def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):
         ["expect", r"\$ "], ["send", "echo LOGIN-OK $(id -un) $(tty)\n"],
         ["expect", f"LOGIN-OK {u} /dev/pts/"], ["send", "exit\n"], ["eof"]])
     assert "Pattern" not in out
-
-
-SUDO = "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"
-
-
-def sudo_steps(*middle):
-    return [["send", SUDO], ["expect", PROMPT], *middle, ["expect", "SUDO-OK root"]]
 
 
 def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(box):
@@ -462,20 +383,6 @@ def test_the_readme_s_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgr
         box.run(f"mv -f {HBA}.patternlock-test {HBA}; systemctl reload postgresql@15-main.service; "
                 "systemctl stop postgresql.service 'postgresql@*'")
     box.ok(f"patternlockd verify {u}", input=PATTERN + "\n")
-
-
-def lib_layout_module_deb(box, version):
-    """libpam-patternlock as packages before the /usr merge of our files built it:
-    the same files, the module in /lib/MULTIARCH/security, at `version`."""
-    box.ok("rm -rf /tmp/liblayout && mkdir /tmp/liblayout && cd /tmp/liblayout && "
-           f"dpkg-deb -R {BUILD}/libpam-patternlock_*.deb pkg && "
-           "mkdir -p pkg/lib && mv pkg/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || "
-           "ls pkg/usr/lib | grep -- -linux-) pkg/lib/ && "
-           f"sed -i 's/^Version: .*/Version: {version}/' pkg/DEBIAN/control && "
-           "sed -i 's| usr/lib/| lib/|' pkg/DEBIAN/md5sums && "
-           "dpkg-deb --root-owner-group -b pkg old.deb >/dev/null")
-    assert box.ok("dpkg-deb -c /tmp/liblayout/old.deb | grep -c ' ./lib/.*/security/pam_patternlock.so$'").strip() == "1"
-    return "/tmp/liblayout/old.deb"
 
 
 def test_an_upgrade_from_the_lib_layout_keeps_the_module_present_at_every_moment(box):

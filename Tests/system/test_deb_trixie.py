@@ -14,10 +14,10 @@ import re
 
 import pytest
 
-import booted
-import trixie
-from conftest import ROOT, unique
-from test_deb import PASSWORD, PATTERN, PROMPT, SUDO, WRONG, Box, debian_version, lib_layout_module_deb, sudo_steps
+from harness import booted
+from harness import trixie
+from harness.common import ROOT, unique
+from harness.deb import PASSWORD, PATTERN, PROMPT, SUDO, WRONG, Box, debian_version, lib_layout_module_deb, sudo_steps
 
 BUILD = ROOT / "build"
 # What dpkg says when a package leaves files in a directory that is also

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, skip_or_fail
+from harness.common import Daemon, skip_or_fail
 
 SYSCALLS = "openat,open,creat,write,sendto,fsync,fdatasync,rename,renameat,renameat2,close"
 RIGHT = "14789"

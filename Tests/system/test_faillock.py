@@ -6,12 +6,10 @@ import subprocess
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, ROOT, WRONG,
+from harness.pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, ROOT, WRONG,
                          documented_stack, on, set_password)
 
-pytest_plugins = ["pam_support"]
 
 PASSWORD = "tr0ub4dor&3"
 EXAMPLE = ROOT / "pam" / "pam.d-example-faillock"

@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from conftest import DAEMON, Daemon, figure, parse_reply, unique
-from pam_support import PAM_MODULE, build_module, without_logind
-from pg_support import (FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,  # noqa: F401 (fixtures)
+from harness.common import DAEMON, Daemon, figure, parse_reply, unique
+from harness.pam_support import PAM_MODULE, build_module, without_logind
+from harness.pg_support import (enrolled_and_settled, make_tls, with_tls, FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,  # noqa: F401 (fixtures)
                         fleet, forty_wrong_guesses_evaluate_five, named_hosts, postgres, verify)
 
 # The PAM module's and the tests' bound on an "unavailable" answer.
@@ -207,17 +207,6 @@ def test_a_frozen_database_is_unavailable_in_time(hosts, postgres, make_users):
     while verify(a, user, RIGHT) != "OK":
         assert time.monotonic() < deadline, "the daemon did not recover"
         time.sleep(0.2)
-
-
-def enrolled_and_settled(host, user):
-    """Enrolls `user`, verifies once (the pool has its connection, so a deadline is
-    the database's alone) and waits until that success has cleared the count."""
-    host.enroll(user, RIGHT)
-    assert verify(host, user, RIGHT) == "OK"
-    deadline = time.monotonic() + 10
-    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
-        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
-        time.sleep(0.05)
 
 
 def status_when_back(host, user):
@@ -493,38 +482,6 @@ def test_db_settings_change_the_fleets_timed_unlock_for_every_running_host(hosts
                         "--iterations", "1000"], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "--iterations must be between 600000" in r.stderr, r.stderr
     assert postgres.psql("SELECT iterations, unlock_after FROM patternlock_settings", database="patternlock") == "600000|3600"
-
-
-def make_tls(directory, name="localhost"):
-    """A CA and a server certificate for `name`, signed by it (openssl)."""
-    d = pathlib.Path(directory)
-
-    def run(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=patternlock test CA")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", f"/CN={name}")
-    (d / "ext.cnf").write_text(f"subjectAltName=DNS:{name}\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
-    return d / "ca.pem", d / "server.pem", d / "server.key"
-
-
-def with_tls(postgres, shared_tmp):
-    """Turns TLS on in the test server with a certificate for localhost from a
-    private CA; returns the CA file and a verify-full URL over loopback TCP."""
-    tls = shared_tmp / "tls"
-    tls.mkdir()
-    ca, cert, key = make_tls(tls)
-    for f in (cert, key):
-        shutil.copy(f, postgres.data / f.name)
-        os.chown(postgres.data / f.name, postgres.pw.pw_uid, postgres.pw.pw_gid)
-        (postgres.data / f.name).chmod(0o600)
-    with open(postgres.data / "postgresql.conf", "a") as f:
-        f.write("ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
-    postgres.stop()
-    postgres.start()
-    return ca, f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"
 
 
 def test_tls_verify_full_accepts_the_right_server_and_refuses_another(fleet, postgres, shared_tmp, make_users):

@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from conftest import figure, parse_reply, skip_or_fail
-from pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,  # noqa: F401 (fixtures)
+from harness.common import figure, parse_reply, skip_or_fail
+from harness.pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,  # noqa: F401 (fixtures)
                         named_hosts, postgres, verify)
-from pgbouncer_support import PGBOUNCER, PgBouncer, give_the_role_its_settings
-from test_fleet import enrolled_and_settled, make_tls
+from harness.pgbouncer_support import PGBOUNCER, PgBouncer, give_the_role_its_settings
+from harness.pg_support import enrolled_and_settled, make_tls
 
 # 20,000 client connections, a pool of 20 (+5): a test machine runs a fifth of that.
 SCALE = 5

@@ -20,9 +20,9 @@ import time
 
 import pytest
 
-from conftest import Daemon, parse_reply
-from pg_support import FLEET_DAEMON, PASSWORD, free_port, fleet, postgres  # noqa: F401 (fixtures)
-from test_fleet import make_tls
+from harness.common import Daemon, parse_reply
+from harness.pg_support import FLEET_DAEMON, PASSWORD, free_port, fleet, postgres  # noqa: F401 (fixtures)
+from harness.pg_support import make_tls
 
 RIGHT = "1235"
 OTHER = "7415"

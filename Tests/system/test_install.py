@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from conftest import DAEMON, ROOT, read_line, skip_or_fail, unique
-from pam_support import without_logind
-import booted
+from harness.common import DAEMON, ROOT, read_line, skip_or_fail, unique
+from harness.pam_support import without_logind
+from harness import booted
 
 UNITS = ROOT / "systemd"
 SERVICE = UNITS / "patternlockd.service"
@@ -522,14 +522,6 @@ def test_make_demo_works_for_a_user_who_is_not_root(plain_user):
 
 
 # ---- the live install on a booted systemd ------------------------------------------
-
-@pytest.fixture(scope="module")
-def booted_system():
-    """This machine booted in a container of its own (booted.py): the install
-    tests change /usr/local and the units, so they do not share the clients' one."""
-    with booted.boot() as system:
-        yield system
-
 
 def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_removes_it(booted_system):
     system = booted_system

@@ -7,13 +7,10 @@ import subprocess
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (GRID, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, failures, on, unique,
+from harness.pam_support import (module_line, pamtester, GRID, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, failures, on, unique,
                          wrong)
-from test_pam_sudo import module_line, pam_service, pamtester  # noqa: F401 (fixture)
 
-pytest_plugins = ["pam_support"]
 
 # RIGHT is 1235 on the phone layout: the top row and the centre. On a numeric
 # keypad the top row is 7 8 9, so the same shape is typed 7895.

@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from conftest import figure
-from lockscreen_support import (PASSWORD, PATTERN, SHOTS, WRONG_PATTERN, Desktop, locked_after,
+from harness.common import figure
+from harness.lockscreen_support import (PASSWORD, PATTERN, SHOTS, WRONG_PATTERN, Desktop, locked_after,
                                 password_checks_failed, status, verify_lines, verify_results)
-from test_presence import Clients
+from harness.clients import Clients
 
 GREETER = "/usr/lib/x86_64-linux-gnu/libexec/kscreenlocker_greet"
 # Where Breeze puts its messages and its field on an 800x600 screen: under the

@@ -24,9 +24,9 @@ import re
 
 import pytest
 
-from lockscreen_support import (PASSWORD, PATTERN, PROMPT, SHOTS, WRONG_PATTERN, Desktop, locked_after,
+from harness.lockscreen_support import (PASSWORD, PATTERN, PROMPT, SHOTS, WRONG_PATTERN, Desktop, locked_after,
                                 password_checks_failed, status, verify_lines, verify_results)
-from test_presence import Clients
+from harness.clients import Clients
 
 # A distribution's /etc/pam.d/polkit-1 (Debian's policykit-1 shipped this one
 # until polkit 121; the `other` stack applies without it, with the same auth).

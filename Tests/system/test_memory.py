@@ -11,7 +11,7 @@ memory for as long as it runs."""
 import re
 import time
 
-from conftest import Daemon, figure, read_line
+from harness.common import Daemon, figure, read_line
 
 # A 9-dot pattern typed dot by dot (its normalized form is the same) and one whose
 # typed form skips dots (3→1 over 2, 1→7 over 4, 7→9 over 8, 9→5, 5→6).

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import DAEMON, ROOT, parse_reply
+from harness.common import DAEMON, ROOT, parse_reply
 
 RIGHT = "1397"
 WRONG = "9856"

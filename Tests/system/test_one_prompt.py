@@ -6,13 +6,11 @@ try_first_pass as pam/pam.d-example writes it), the grid chosen for the client
 of password_at_login is tested in the booted container (test_presence.py)."""
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (COMPACT_PROMPT, GRID, LOCKED, NOW_LOCKED, ONE_COMPACT_PROMPT, ONE_PROMPT, PAM_AUTH_ERR,
+from harness.pam_support import (COMPACT_PROMPT, GRID, LOCKED, NOW_LOCKED, ONE_COMPACT_PROMPT, ONE_PROMPT, PAM_AUTH_ERR,
                          PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT, WRONG, by_verb, documented_stack, failures,
                          on, set_password, wrong)
 
-pytest_plugins = ["pam_support"]
 
 PASSWORD = "tr0ub4dor&3"
 # A password that looks like a pattern: digits 1-9, none twice, 4 or more.

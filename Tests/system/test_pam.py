@@ -13,16 +13,10 @@ import tempfile
 
 import pytest
 
-# pam_support is also the plugin with the fixtures (pytest_plugins below); let
-# pytest rewrite its asserts although this module imports it first.
-pytest.register_assert_rewrite("pam_support")
-
-from pam_support import (PROMPT, GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
+from harness.pam_support import (PROMPT, GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
                          PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, WRONG, by_verb, failures,
                          FakeDaemon, on, status_line, wrong)
 
-# The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
-pytest_plugins = ["pam_support"]
 
 
 # ---- against the real daemon ---------------------------------------------

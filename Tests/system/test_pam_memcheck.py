@@ -27,15 +27,9 @@ import time
 
 import pytest
 
-# pam_support is also the plugin with the fixtures (pytest_plugins below); let
-# pytest rewrite its asserts although this module imports it first.
-pytest.register_assert_rewrite("pam_support")
-
-from pam_support import (HARNESS_SOURCE, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS,
+from harness.pam_support import (HARNESS_SOURCE, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS,
                          PAM_USER_UNKNOWN, RIGHT, WRONG, PamResult, status_line, unique, without_logind)
 
-# The fixtures: pam_module, harness, live, user, enrolled.
-pytest_plugins = ["pam_support"]
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

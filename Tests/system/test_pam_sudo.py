@@ -11,14 +11,8 @@ import time
 
 import pytest
 
-# pam_support is also the plugin with the fixtures (pytest_plugins below); let
-# pytest rewrite its asserts although this module imports it first.
-pytest.register_assert_rewrite("pam_support")
+from harness.pam_support import (module_line, pamtester, COMPACT_PROMPT, GRID, ONE_PROMPT, PROMPT, ROOT, RIGHT, WRONG, failures, unique, without_logind, wrong)
 
-from pam_support import (COMPACT_PROMPT, GRID, ONE_PROMPT, PROMPT, ROOT, RIGHT, WRONG, failures, unique, without_logind, wrong)
-
-# The fixtures: pam, pam_module, harness, fake, live, user, enrolled.
-pytest_plugins = ["pam_support"]
 
 PAM_D = pathlib.Path("/etc/pam.d")
 SUDOERS_D = pathlib.Path("/etc/sudoers.d")
@@ -26,39 +20,6 @@ TRANSCRIPT = pathlib.Path("/tmp/patternlock-sudo-transcript.txt")
 PASSWORD = "pl-Password-1"
 # A password that looks like a pattern: digits 1-9, none twice, 4 or more.
 DIGIT_PASSWORD = "14789"
-
-
-@pytest.fixture
-def pam_service():
-    """Writes /etc/pam.d/<unique> with the given auth lines; removed afterwards.
-    The module's lines list the service in services=: these programs run where
-    logind cannot be seen (pam_support.without_logind), as on a host without
-    logind whose administrator listed sudo and login."""
-    made = []
-
-    def make(auth_lines):
-        name = unique("pltest-")
-        path = PAM_D / name
-        made.append(path)
-        lines = [line + (f" services={name}" if "pam_patternlock" in line and "services=" not in line else "")
-                 for line in auth_lines]
-        path.write_text("# written by patternlock's Tests/system/test_pam_sudo.py\n"
-                        + "".join(line + "\n" for line in lines)
-                        + "account required pam_permit.so\n"
-                        + "session required pam_permit.so\n")
-        return name
-    yield make
-    for path in made:
-        path.unlink(missing_ok=True)
-
-
-def module_line(control, module, daemon_socket, *options):
-    return " ".join(["auth", control, str(module), f"socket={daemon_socket}", *options])
-
-
-def pamtester(service, user, stdin):
-    return subprocess.run(without_logind(["pamtester", "-v", service, user, "authenticate"]), input=stdin,
-                          capture_output=True, text=True, timeout=60)
 
 
 # ---- pamtester ------------------------------------------------------------------
@@ -251,7 +212,7 @@ def test_pamtester_on_a_terminal_transcript(pam_service, pam_module, live, enrol
 def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
     """An enrolled user with a password, whom sudo authenticates through the
     shipped example stack: the pattern first, the password as the fallback."""
-    from pam_support import set_password
+    from harness.pam_support import set_password
     live.enroll(user, RIGHT)
     set_password(user, PASSWORD)
     service = pam_service(shipped_stack(pam_module, live.socket))
@@ -307,7 +268,7 @@ def test_sudo_with_a_digit_password_shaped_like_a_pattern_unlocks_after_enter_on
     """The documented way out for a password made only of distinct digits 1-9:
     Enter on the empty one prompt, then the password at pam_unix's prompt.
     Nothing reaches the daemon."""
-    from pam_support import set_password
+    from harness.pam_support import set_password
     user = sudo_user_with_the_example_stack
     set_password(user, DIGIT_PASSWORD)
     shown, code = run_on_terminal(as_user(user, "sudo", "-k", "/usr/bin/id", "-u"),

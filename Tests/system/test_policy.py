@@ -9,12 +9,10 @@ import subprocess
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-from conftest import DAEMON, ROOT, SYSTEM_PYTHON, parse_reply
-from pam_support import PAM_SUCCESS, on
+from harness.common import DAEMON, ROOT, SYSTEM_PYTHON, parse_reply
+from harness.pam_support import PAM_SUCCESS, on
 
-pytest_plugins = ["pam_support"]
 
 DEFAULT_TOP = 700  # EnrollPolicy.defaultThreshold (docs/GUESSING.md)
 ADVICE = "Your pattern is one that attackers try first. Change it with: patternlockd enroll"

@@ -22,15 +22,13 @@ import time
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-import booted  # noqa: E402
-from conftest import SYSTEM_PYTHON, figure, skip_or_fail  # noqa: E402
-from pam_support import (GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT,  # noqa: E402
+from harness import booted  # noqa: E402
+from harness.common import SYSTEM_PYTHON, figure, skip_or_fail  # noqa: E402
+from harness.clients import Clients
+from harness.pam_support import (GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT,  # noqa: E402
                          WRONG, by_verb, documented_stack, on, set_password, without_logind)
 
-# The fixtures: pam, pam_module, harness, fake, live, user, enrolled, syslog.
-pytest_plugins = ["pam_support"]
 
 NO_LOGIND_ONCE = ("logind does not run here, so nothing tells a person at this machine from a network "
                   "service: pattern unlock asks nobody. List the services to ask in the module's options, "
@@ -172,56 +170,6 @@ WRONG_PATTERN = "2589"  # a valid pattern, so each one counts
 # The pam-auth-update profile's one prompt (issue 20): on a terminal (sudo, su)
 # the full grid comes before it.
 PATTERN_PROMPT = r"Pattern or password: "
-
-
-class Clients:
-    """client_system with the helpers these tests share."""
-
-    def __init__(self, system):
-        self.system = system
-
-    def user(self, prefix, password, pattern=None, sudo=False):
-        name = self.system.add_user(prefix, password)
-        if pattern:
-            self.system.ok(f"patternlockd enroll {name}", input=f"{pattern}\n{pattern}\n")
-        if sudo:
-            self.system.ok(f"echo '{name} ALL=(ALL) ALL' > /etc/sudoers.d/{name} && chmod 440 /etc/sudoers.d/{name}")
-        return name
-
-    def daemon_lines(self, user):
-        """patternlockd's journal lines about user (every request it answers is logged)."""
-        out = self.system.ok("journalctl -u patternlockd.service -o cat --no-pager")
-        return [line for line in out.splitlines() if f" user={user} " in f" {line} "]
-
-    def failures(self, user):
-        out = self.system.run(f"patternlockd status {user}").stdout
-        m = re.search(r"enrolled, (\d+) failures?", out)
-        return int(m.group(1)) if m else None
-
-    def uid(self, user):
-        return int(self.system.ok(f"id -u {user}"))
-
-    def ssh(self, user):
-        """argv of an SSH login as user to the container's own sshd on
-        127.0.0.1:2222 (started once; key login only), for the pty driver."""
-        self.system.ok("mkdir -p /run/sshd && (ss -ltn | grep -q 127.0.0.1:2222 || "
-                       "/usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no)")
-        self.system.ok(f"runuser -u {user} -- ssh-keygen -q -t ed25519 -N '' -f /home/{user}/.ssh/id_ed25519 && "
-                       f"cp /home/{user}/.ssh/id_ed25519.pub /home/{user}/.ssh/authorized_keys && "
-                       f"chown {user}: /home/{user}/.ssh/authorized_keys")
-        return ["runuser", "-u", user, "--", "ssh", "-tt", "-p", "2222", "-o", "StrictHostKeyChecking=no",
-                "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", f"{user}@127.0.0.1"]
-
-    def session(self, user, password, commands, pattern_prompt=False, timeout=60):
-        """Logs user in with `login` on a pty (a local logind session) and runs the
-        steps of each command at the prompt; returns the transcript."""
-        s = self.system
-        steps = s.login_steps(user, password, pattern_prompt)
-        for command in commands:
-            steps += command + [["expect", r"\n" + s.PROMPT]]
-        rc, out = s.pty(["login", user], steps + [["send", "exit\n"], ["eof"]], timeout=timeout)
-        assert rc == 0, out
-        return out
 
 
 @pytest.fixture(scope="module")

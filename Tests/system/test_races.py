@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 
-from conftest import SYSTEM_PYTHON, parse_reply, read_line, random_pattern, figure
+from harness.common import SYSTEM_PYTHON, parse_reply, read_line, random_pattern, figure
 
 STRESS = os.environ.get("PATTERNLOCK_STRESS") == "1"
 PATTERN = "1397"

@@ -8,12 +8,10 @@ import time
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support")
 
-from pam_support import (ONE_PROMPT, GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, RIGHT,
+from harness.pam_support import (ONE_PROMPT, GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, RIGHT,
                          documented_stack, on, set_password, unique)
 
-pytest_plugins = ["pam_support"]
 
 PASSWORD = "correct horse battery"
 REMOTE = "203.0.113.7"  # TEST-NET-3: never a real peer; only a string in PAM_RHOST

@@ -17,10 +17,10 @@ import string
 
 import pytest
 
-from conftest import MIDDLE, skip_or_fail
-from screen_desk import Desk, build_vpointer
-from screen_image import distance, find_grid, is_red
-from test_presence import Clients
+from harness.common import MIDDLE, skip_or_fail
+from harness.screen_desk import Desk, build_vpointer
+from harness.screen_image import distance, find_grid, is_red
+from harness.clients import Clients
 
 PASSWORD = "Lock-Scr33n-pass"
 PATTERN = "46183"  # accepted by the enroll policy the packaged daemon runs; 4 to 6 passes over 5

@@ -20,13 +20,11 @@ import time
 
 import pytest
 
-pytest.register_assert_rewrite("pam_support", "screen_support")
 
-from pam_support import RIGHT  # noqa: E402
-from screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
+from harness.pam_support import RIGHT  # noqa: E402
+from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
                             find_grid, locker_available, ocr, write_pam_d)
 
-pytest_plugins = ["pam_support"]
 
 SHOTS = ROOT / "build" / "screen-touch"
 # A wrong pattern whose every move is to a neighbouring dot, so no move

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from harness.common import ROOT
 
 TAG = "SPDX-License-Identifier: Apache-2.0"
 

@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, figure, skip_or_fail
-from pg_support import PG_BIN, postgres  # noqa: F401 (fixture)
+from harness.common import ROOT, figure, skip_or_fail
+from harness.pg_support import PG_BIN, postgres  # noqa: F401 (fixture)
 
 # Its own build folder: the trait and the test build's flags differ from those of
 # `make fleet` (.build-fleet) and `make test-swift` (.build), and sharing one would

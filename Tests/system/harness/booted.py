@@ -23,10 +23,10 @@ import tempfile
 import time
 import uuid
 
-from conftest import skip_or_fail
+from harness.common import skip_or_fail
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PTY_DRIVER = ROOT / "Tests" / "system" / "pty_session.py"
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+PTY_DRIVER = ROOT / "Tests" / "system" / "harness" / "pty_session.py"
 
 # What the client tests need beyond the host's own packages (installed into the
 # overlay before boot, never on the host).

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import time
 
-from conftest import ROOT
-from pg_support import DATABASE, PASSWORD, ROLE, free_port
+from harness.common import ROOT
+from harness.pg_support import DATABASE, PASSWORD, ROLE, free_port
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 FLEET_DOC = ROOT / "docs" / "FLEET.md"

@@ -10,7 +10,6 @@ import pathlib
 import pwd
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -18,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, Daemon, figure
+from harness.common import parse_reply, ROOT, Daemon, figure
 
 PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 FLEET_DAEMON = ROOT / "build" / "patternlockd-fleet"
@@ -235,3 +234,44 @@ def forty_wrong_guesses_evaluate_five(hosts, user, name):
     assert len(fails) == 5 and len(locked) == 35, replies
     assert evaluated == 5
     assert sorted(fails) == [f"FAIL remaining={n}" for n in range(5)]
+
+
+def enrolled_and_settled(host, user):
+    """Enrolls `user`, verifies once (the pool has its connection, so a deadline is
+    the database's alone) and waits until that success has cleared the count."""
+    host.enroll(user, RIGHT)
+    assert verify(host, user, RIGHT) == "OK"
+    deadline = time.monotonic() + 10
+    while parse_reply(host.request(f"STATUS user={user}"))[1]["failures"] != "0":
+        assert time.monotonic() < deadline, "the right pattern's count was not cleared"
+        time.sleep(0.05)
+
+def make_tls(directory, name="localhost"):
+    """A CA and a server certificate for `name`, signed by it (openssl)."""
+    d = pathlib.Path(directory)
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=patternlock test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", f"/CN={name}")
+    (d / "ext.cnf").write_text(f"subjectAltName=DNS:{name}\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    return d / "ca.pem", d / "server.pem", d / "server.key"
+
+def with_tls(postgres, shared_tmp):
+    """Turns TLS on in the test server with a certificate for localhost from a
+    private CA; returns the CA file and a verify-full URL over loopback TCP."""
+    tls = shared_tmp / "tls"
+    tls.mkdir()
+    ca, cert, key = make_tls(tls)
+    for f in (cert, key):
+        shutil.copy(f, postgres.data / f.name)
+        os.chown(postgres.data / f.name, postgres.pw.pw_uid, postgres.pw.pw_gid)
+        (postgres.data / f.name).chmod(0o600)
+    with open(postgres.data / "postgresql.conf", "a") as f:
+        f.write("ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
+    postgres.stop()
+    postgres.start()
+    return ca, f"postgresql://patternlock@localhost:{postgres.port}/patternlock?sslmode=verify-full&sslrootcert={ca}"

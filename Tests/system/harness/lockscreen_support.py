@@ -9,14 +9,14 @@ import shlex
 import shutil
 import time
 
-import booted
+from harness import booted
 
 PASSWORD = "Lock-Scr33n-pass"
 PATTERN = "46183"  # accepted by the enroll policy the installed daemon runs
 WRONG_PATTERN = "2589"  # a valid pattern, so each one counts
 # one_prompt's prompt with grid=auto where there is no terminal: the keys in the prompt.
 PROMPT = "Pattern [123 456 789] or password: "
-SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "lockscreen_session.sh"
+SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "harness" / "lockscreen_session.sh"
 SHOTS = booted.ROOT / "build" / "lockscreens"
 
 

@@ -26,8 +26,8 @@ import shutil
 import subprocess
 import time
 
-import booted
-from conftest import skip_or_fail
+from harness import booted
+from harness.common import skip_or_fail
 
 SUITE = "trixie"
 CACHE = pathlib.Path("/var/cache/patternlock-tests")

@@ -3,7 +3,6 @@
 PAM configurations, fake daemons on a Unix socket, and throwaway users."""
 import os
 import pathlib
-import pwd
 import re
 import shutil
 import socket
@@ -11,13 +10,12 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 
 import pytest
 
-from conftest import skip_or_fail
+from harness.common import add_user, remove_user, skip_or_fail, unique
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
 DAEMON = ROOT / "build" / "patternlockd"
 # The pattern the tests enroll, and one that is not it.
@@ -52,10 +50,6 @@ NOW_LOCKED = ("Wrong pattern. Pattern unlock for {user} is now locked after 5 fa
 def wrong(remaining):
     noun = "attempt" if remaining == 1 else "attempts"
     return f"Wrong pattern \u2014 {remaining} {noun} left."
-
-
-def unique(prefix):
-    return f"{prefix}{uuid.uuid4().hex[:8]}"
 
 
 def build_module():
@@ -348,9 +342,7 @@ def by_verb(status=None, verify=b"OK\n", user="alice"):
 
 
 def create_user(name):
-    subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True,
-                   capture_output=True)
-    return pwd.getpwnam(name)
+    return add_user(name, "/bin/sh")
 
 
 def set_password(name, password):
@@ -367,10 +359,6 @@ def documented_stack(path=ROOT / "pam" / "pam.d-example"):
             lines.append(line.replace("pam_patternlock.so", "{module}"))
     assert lines, f"no auth line in {path}"
     return lines
-
-
-def remove_user(name):
-    subprocess.run(["userdel", "-f", name], capture_output=True)
 
 
 def on(daemon):
@@ -443,3 +431,11 @@ def user():
 def enrolled(live, user):
     live.enroll(user, RIGHT)
     return user
+
+
+def module_line(control, module, daemon_socket, *options):
+    return " ".join(["auth", control, str(module), f"socket={daemon_socket}", *options])
+
+def pamtester(service, user, stdin):
+    return subprocess.run(without_logind(["pamtester", "-v", service, user, "authenticate"]), input=stdin,
+                          capture_output=True, text=True, timeout=60)

@@ -12,10 +12,10 @@ import shlex
 import subprocess
 import time
 
-import booted
-from screen_image import Image
+from harness import booted
+from harness.screen_image import Image
 
-SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "screen_session.sh"
+SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "harness" / "screen_session.sh"
 VPOINTER = booted.ROOT / "build" / "tools" / "vpointer"
 SHOTS = booted.ROOT / "build" / "screen-shots"
 

@@ -21,10 +21,10 @@ import time
 
 import pytest
 
-from conftest import skip_or_fail
-from pam_support import documented_stack, without_logind
+from harness.common import skip_or_fail
+from harness.pam_support import documented_stack, without_logind
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 COMPOSITOR = ROOT / "build" / "pl-test-compositor"
 LOCKER = ROOT / "build" / "patternlock-screen"
 SERVICE = "patternlock-screen"
