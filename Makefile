@@ -16,7 +16,7 @@ PAM_SRC  := $(wildcard Sources/CPamPatternLock/*.c)
 PAM_HDR  := $(wildcard Sources/CPamPatternLock/*.h Sources/CPamPatternLock/include/*.h)
 # The module's C flags, in one place: the language and warnings every C build
 # of the module uses (this one, the fuzzers in mk/fuzz.mk, the sanitizer build
-# of Tests/system/test_pam_memcheck.py, which asks `make pam-warnings`), and the
+# of Tests/system/pam/test_module_under_valgrind_and_sanitizers.py, which asks `make pam-warnings`), and the
 # hardening of the shipped module. The sanitizer builds leave the hardening
 # out: ASan and UBSan check what _FORTIFY_SOURCE and the stack protector would,
 # and fortified libc calls would hide accesses from ASan.
@@ -96,7 +96,7 @@ test-system: all build/patternlockd-fleet
 # The Store promises on both stores (Tests/StoreContractTests): a private PostgreSQL
 # server for the PostgreSQL half. Part of test-system, so make check runs it once.
 test-store-contract:
-	$(PYTHON) -m pytest -v Tests/system/test_store_contract.py
+	$(PYTHON) -m pytest -v Tests/system/fleet/test_store_contract.py
 
 clean:
 	rm -rf build .build .build-fleet

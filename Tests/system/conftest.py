@@ -19,6 +19,40 @@ from harness.common import POLICY_OFF, Daemon, add_user, remove_user, unique  # 
 # every layer that drives the module.
 pytest_plugins = ["harness.pam_support"]
 
+# The markers, declared here once. Each layer's folder has a conftest that
+# marks its tests with the layer's name; the tiers below also follow from the
+# fixtures a test uses, wherever it lives. make check-fast runs
+# -m "not booted and not fleet and not slow".
+MARKERS = {
+    "pam": "the module through the real libpam, pamtester, sudo, su and login on this host (pam/)",
+    "daemon": "the real patternlockd on a private socket, through the CLI and the raw protocol (daemon/)",
+    "packaging": "make install, the Debian packages, the SPDX lines and CI's own rules (packaging/)",
+    "screen": "patternlock-screen on the project's test compositor (screen/)",
+    "booted": "needs a container booted with systemd (client_system, booted_system, trixie_system)",
+    "fleet": "needs build/patternlockd-fleet and a private PostgreSQL (the postgres fixture)",
+    "valgrind": "runs the module under valgrind memcheck and the sanitizers",
+    "slow": "builds the Debian packages (project_debs) before it can run",
+}
+TIER_FIXTURES = {
+    "booted": {"client_system", "booted_system", "trixie_system"},
+    "fleet": {"postgres"},
+    "slow": {"project_debs"},
+}
+
+
+def pytest_configure(config):
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+    # As --strict-markers: a mark that is not declared (a typo) fails collection.
+    config.addinivalue_line("filterwarnings", "error::pytest.PytestUnknownMarkWarning")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for marker, fixtures in TIER_FIXTURES.items():
+            if fixtures & set(item.fixturenames):
+                item.add_marker(marker)
+
 PAM_D = pathlib.Path("/etc/pam.d")
 
 

@@ -38,6 +38,14 @@ def skip_or_fail(reason):
     pytest.skip(reason)
 
 
+def mark_layer(items, folder, marker):
+    """Marks the collected tests under `folder` (a layer's conftest passes its
+    own) with the layer's marker; Tests/system/conftest.py declares them."""
+    for item in items:
+        if folder in item.path.parents:
+            item.add_marker(marker)
+
+
 def unique(prefix):
     return f"{prefix}{uuid.uuid4().hex[:8]}"
 

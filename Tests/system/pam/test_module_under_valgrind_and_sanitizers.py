@@ -10,7 +10,7 @@
   never PAM_SUCCESS unless the reply is a well-formed exact "OK", and never
   past the module's deadline.
 
-test_pam.py has the one-shot bad replies, the never-answering daemon and the
+test_module_through_libpam.py has the one-shot bad replies, the never-answering daemon and the
 socket-ownership checks on the plain module; this file adds timing-shaped
 replies and runs everything under the two checkers.
 """
@@ -32,11 +32,13 @@ from harness.pam_support import (HARNESS_SOURCE, PAM_AUTH_ERR, PAM_AUTHINFO_UNAV
 
 
 HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 MODULE_SOURCES = sorted((ROOT / "Sources" / "CPamPatternLock").glob("*.c"))
 MODULE_INCLUDE = ROOT / "Sources" / "CPamPatternLock" / "include"
 # Only for libpam/libc internals, never for the module; unused while empty.
 SUPPRESSIONS = HERE / "valgrind.supp"
+
+pytestmark = pytest.mark.valgrind
 PAM_D = pathlib.Path("/etc/pam.d")
 
 
@@ -436,7 +438,7 @@ def etc_pam_service():
         name = unique("plmem-")
         path = PAM_D / name
         made.append(path)
-        path.write_text("# written by patternlock's Tests/system/test_pam_memcheck.py\n"
+        path.write_text("# written by patternlock's Tests/system/pam/test_module_under_valgrind_and_sanitizers.py\n"
                         f"auth required {module} {' '.join(options)}\n"
                         "account required pam_permit.so\n")
         return name

@@ -332,7 +332,7 @@ def test_the_counts_script_regenerates_counts_from_an_artifact_file(tmp_path):
     import gzip
     import pathlib
     import sys
-    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "guessing-counts.py"
+    script = pathlib.Path(__file__).resolve().parents[3] / "scripts" / "guessing-counts.py"
     lines = ["0.3.6.7.8"] * 3 + ["1.4.7.5"] + ["0.2.5.8"] + ["0.1"]  # 0.2 passes over unused 1; 0.1 too short
     artifact = tmp_path / "all_related.txt.gz"
     with gzip.open(artifact, "wt") as f:

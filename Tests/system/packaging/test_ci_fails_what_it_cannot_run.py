@@ -84,4 +84,4 @@ def test_no_system_test_skips_behind_ci_s_back():
     booted = (SYSTEM / "harness" / "booted.py").read_text()
     assert booted.count("skip_or_fail(") == 6 and "pytest.skip" not in booted
     assert "booted.boot()" in (SYSTEM / "conftest.py").read_text()
-    assert "def box(booted_system" in (SYSTEM / "test_deb.py").read_text()
+    assert "def box(booted_system" in (SYSTEM / "packaging" / "test_deb.py").read_text()
