@@ -184,7 +184,7 @@ def sudoer(make_users):
     """A user allowed to run build/patternlockd as root without a password."""
     (user,) = make_users(1)
     snippet = pathlib.Path("/etc/sudoers.d") / ("pltest_" + uuid.uuid4().hex[:8])
-    snippet.write_text(f"# written by patternlock's Tests/system/test_accounts.py\n"
+    snippet.write_text(f"# written by patternlock's Tests/system/daemon/test_accounts.py\n"
                        f"Defaults:{user} !lecture\n"
                        f"{user} ALL=(root) NOPASSWD: {DAEMON}\n")
     snippet.chmod(0o440)

@@ -413,7 +413,7 @@ def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, ma
     service = unique("plfleet-")
     path = PAM_D / service
     # Listed in services=, and run where logind cannot be seen (pam_support).
-    path.write_text("# written by patternlock's Tests/system/test_fleet.py\n"
+    path.write_text("# written by patternlock's Tests/system/fleet/test_fleet.py\n"
                     f"auth required {PAM_MODULE} socket={a.socket} services={service}\n"
                     "account required pam_permit.so\n")
     try:

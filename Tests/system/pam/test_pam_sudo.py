@@ -93,7 +93,7 @@ def sudo_user(request, live, user, pam_service, pam_module):
     extra = "".join(f"Defaults:{user} {d}\n" for d in getattr(request, "param", ()))
     snippet = SUDOERS_D / unique("pltest_")  # sudo skips names with a dot
     snippet.write_text(
-        f"# written by patternlock's Tests/system/test_pam_sudo.py\n"
+        f"# written by patternlock's Tests/system/pam/test_pam_sudo.py\n"
         f"Defaults:{user} pam_service={service}\n"
         f"Defaults:{user} timestamp_timeout=0\n"
         f"Defaults:{user} !lecture\n"
@@ -218,7 +218,7 @@ def sudo_user_with_the_example_stack(live, user, pam_service, pam_module):
     service = pam_service(shipped_stack(pam_module, live.socket))
     snippet = SUDOERS_D / unique("pltest_")
     snippet.write_text(
-        f"# written by patternlock's Tests/system/test_pam_sudo.py\n"
+        f"# written by patternlock's Tests/system/pam/test_pam_sudo.py\n"
         f"Defaults:{user} pam_service={service}\n"
         f"Defaults:{user} timestamp_timeout=0\n"
         f"Defaults:{user} !lecture\n"
