@@ -148,7 +148,7 @@ def private_postgres(prefix):
 
 
 def fleet_figures():
-    """The PostgreSQL store (issue 9) on a private server on this machine: a VERIFY's
+    """The PostgreSQL store on a private server on this machine: a VERIFY's
     cost beyond the hash through the database, and three hosts' daemons verifying
     three users at once against one daemon verifying one."""
     iterations = 600000
@@ -287,7 +287,7 @@ def end_to_end(hosts, users, seconds):
 
 
 def fleet_scale_figures():
-    """Issue 22, item 7: what one verify costs the database (statements counted in
+    """What one verify costs the database (statements counted in
     the server's log, round trips and pooled transactions in pgbouncer's
     counters), how many verifies per second one PostgreSQL takes when exactly
     those statements are replayed by pgbench with 50 and 200 connections,
@@ -379,7 +379,7 @@ def fleet_scale_figures():
 
 
 def print_scale(s):
-    print("Fleet at scale (issue 22 item 7): a private PostgreSQL 15 (fsync on) behind pgbouncer "
+    print("Fleet at scale: a private PostgreSQL 15 (fsync on) behind pgbouncer "
           f"(pool_mode {s['pool_mode']}, pool {s['pool']}+{s['reserve']}, docs/FLEET.md's settings)")
     print("  what one request costs the database (statements: the server's log; round trips and pooled")
     print("  transactions: pgbouncer's SHOW STATS_TOTALS)")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 18: a user's first pattern needs the user's password, checked by polkit
+"""A user's first pattern needs the user's password, checked by polkit
 (the real polkitd, pkcheck and pkttyagent) in the shared booted container, never
 by the client: a raw ENROLL from the user's own process is refused and writes
 nothing; `patternlockd enroll` on a terminal gets pkttyagent's password prompt;
@@ -25,7 +25,7 @@ STATE = "/var/lib/private/patternlock"
 ACTION = "org.patternlock.enroll-self"
 PROMPT_TAIL = r"\n" + "plshell> "
 # The PAM module's prompt (sudo with pam_patternlock in common-auth: the
-# profile's one_prompt, issue 20).
+# profile's one_prompt).
 PATTERN_PROMPT = r"Pattern or password: "
 REQUIRED = "Setting your first pattern needs your password, and it was not confirmed"
 UNAVAILABLE = "This system cannot ask for your password (polkit is not installed or not running)"
@@ -210,7 +210,7 @@ def test_sudo_patternlockd_enroll_enrolls_the_user_who_ran_sudo_without_polkit(s
         ["expect", "New pattern: "], ["secret", PATTERN + "\n"],
         ["expect", "Draw it again to confirm: "], ["secret", PATTERN + "\n"],
         ["expect", f"Pattern enrolled for {user}"],
-        # On a terminal, the advice for a password that looks like a pattern (issue 20).
+        # On a terminal, the advice for a password that looks like a pattern.
         ["expect", "add a 0, a letter or a repeated digit"], ["expect", PROMPT_TAIL], *exit_status(0),
         *sudo_steps(with_pattern=True)])
     assert "AUTHENTICATING" not in out, "root's enroll needs no polkit"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 20 item 4: the real lock screens and polkit, in the booted container
+"""The real lock screens and polkit, in the booted container
 (conftest's client_system), each inside a real local logind session that
 `login` opened on a pty, with the module as pam-auth-update installs it
 (one_prompt password_at_login):

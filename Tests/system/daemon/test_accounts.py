@@ -109,7 +109,7 @@ def test_a_re_created_account_does_not_inherit_the_old_pattern(daemon, accounts,
     out = daemon.cli("status").stdout
     assert f"{name}: not enrolled: the pattern on record was enrolled by an earlier account" in out
     assert f"patternlockd remove {name}" in out
-    # The new owner's own first pattern needs its password (issue 18): this
+    # The new owner's own first pattern needs its password: this
     # daemon cannot have polkit ask for it, so it refuses and writes nothing.
     r = daemon.cli("enroll", input="2589\n2589\n", user=name)
     assert r.returncode == 5 and "first pattern" in r.stderr, r.stdout + r.stderr
@@ -281,5 +281,5 @@ def test_a_lock_time_near_the_end_of_time_does_not_kill_the_daemon(make_daemon, 
     assert daemon.request(f"VERIFY user={user} pattern={RIGHT}").startswith("LOCKED")
     assert daemon.request(f"STATUS user={user}").startswith("STATUS ")
     r = daemon.cli("status", user)
-    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr   # 2: locked (issue 14)
+    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr   # 2: locked
     assert daemon.proc.poll() is None

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 24: what an administrator meets following README.md, the man pages and
+"""What an administrator meets following README.md, the man pages and
 --help literally. The real patternlockd (and build/patternlockd-fleet against a
 real PostgreSQL for the fleet's items), the real PAM module under pamtester, and
 the docs themselves. Each test names the issue's item it guards."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Crashes (issue 6, item 4): the daemon is killed with SIGKILL at random moments
+"""Crashes: the daemon is killed with SIGKILL at random moments
 while users enroll new patterns, fail, succeed and get reset, round after round.
 Afterwards every user verifies with its old or its new pattern, no failure count is
 lower than the last one a client was told, and the daemon starts cleanly over the
@@ -102,7 +102,7 @@ class UserModel:
             if f < MAX_FAILURES:
                 self.failures, self.unsaved_success = 0, f + 1
         elif op == "reset":
-            # The reply says what was cleared (issue 14): nothing, a count, or a lock.
+            # The reply says what was cleared: nothing, a count, or a lock.
             assert reply == reset_reply(f), (self.name, f, reply)
             self.failures = 0
         elif op == "enroll":
@@ -302,7 +302,7 @@ def test_a_lost_key_is_refused_while_records_exist(shared_tmp, make_users):
 
 
 def test_a_right_pattern_killed_during_its_rehash_never_counts_as_a_failure(shared_tmp, make_users):
-    """Issue 12, item 1. A right pattern for a record below the iteration target is
+    """A right pattern for a record below the iteration target is
     answered OK and then re-hashed. Its own attempt was counted before the hash, so
     until the cleared count is on disk the record holds one failure too many. The
     daemon's target here is the largest it allows (10^9 iterations: minutes of

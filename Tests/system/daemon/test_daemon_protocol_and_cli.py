@@ -125,7 +125,7 @@ def test_a_user_enrolls_and_changes_its_own_pattern(daemon, test_user):
         return subprocess.run(as_user + [str(DAEMON), *args], input=stdin, capture_output=True, text=True, env=env)
 
     # A first pattern needs the user's password, which this daemon cannot have
-    # polkit check (issue 18): refused, nothing written; root sets it.
+    # polkit check: refused, nothing written; root sets it.
     r = run("enroll", stdin="1234\n1234\n")
     assert r.returncode == 5 and "first pattern" in r.stderr, r.stderr
     assert daemon.request(f"STATUS user={test_user}").split()[2] == "enrolled=0"
@@ -303,7 +303,7 @@ def test_only_root_chooses_the_iteration_count(daemon, test_user):
     env = dict(os.environ, PATTERNLOCK_SOCKET=daemon.socket)
     r = subprocess.run(["setpriv", f"--reuid={pw}", "--regid=65534", "--clear-groups", str(DAEMON), "enroll",
                         "--iterations", "900000000"], input="1234\n1234\n", capture_output=True, text=True, env=env)
-    # Refused as a usage error before anything is read or sent (issue 14).
+    # Refused as a usage error before anything is read or sent.
     assert r.returncode == 64 and "Only root can choose the iteration count" in r.stderr
     assert daemon.request(f"VERIFY user={test_user} pattern=1234") == "NOT_ENROLLED"
     r = daemon.cli("enroll", test_user, "--iterations", "700000", input="1234\n1234\n")
@@ -326,7 +326,7 @@ def test_status_right_after_a_success_shows_the_cleared_count(daemon, test_user)
 
 
 def test_the_socket_path_appears_only_once_it_accepts(shared_tmp):
-    """Issue 12, item 2. A client that sees the socket path (a PAM module during a
+    """A client that sees the socket path (a PAM module during a
     restart, a script waiting for the path) must be able to connect at once: the
     path may not exist before the daemon listens on it. strace holds every listen()
     and chmod() the daemon makes for 0.3 s, so any moment in which the path exists

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Hostile clients against the real daemon (issue 6, items 2 and 6): idle and
+"""Hostile clients against the real daemon: idle and
 flooding connections, malformed and oversized lines, half-closed sockets, peers
 that never read, one or many local uids hoarding connections, a legitimate STATUS
 while both cores hash, and what the log shows an administrator (never a pattern).

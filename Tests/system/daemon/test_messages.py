@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 14: messages, exit statuses and docs an administrator can rely on. The
+"""Messages, exit statuses and docs an administrator can rely on. The
 real patternlockd binary (daemon and CLI) on a private socket, as root and as
 throwaway users."""
 import os

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 12, item 3: no pattern stays in the daemon's memory. Valid and malformed
+"""No pattern stays in the daemon's memory. Valid and malformed
 requests carry known patterns; afterwards every readable anonymous mapping of the
 daemon (its heap, the malloc arenas of its threads, the threads' stacks) is read
 through /proc/PID/mem and searched for the patterns as typed, as normalized, and

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Races on the real daemon (issue 6, item 3): guesses, enrolls (by root and by
+"""Races on the real daemon: guesses, enrolls (by root and by
 the user with its current pattern), resets and removes racing on one user and
 across users, round after round. The lockout count stays exact — never more than
 5 evaluations between two events that clear the count, each logged once — and no
@@ -83,12 +83,12 @@ RECORD = re.compile(
     r"patternlock-record-v1\n"
     r"user=(?P<user>[^\n]+)\n"
     r"(uid=\d+\n)?"
-    # the owner tag since issue 22
+    # the owner tag (o=) a fleet store checks
     r"credential=\$pbkdf2-sha256\$i=\d+,o=[A-Za-z0-9+/]{43}\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\n"
     r"failures=(?P<failures>\d+)\n"
     r"locked_since=\d+\n"
-    # when,uid,service,tty,rhost,ruser (ruser since issue 14), then
-    # host,caller,session,seat (the caller since issue 19, on every attempt, a
+    # when,uid,service,tty,rhost,ruser, then
+    # host,caller,session,seat (the caller on every attempt, a
     # change of one's own pattern included; host empty here)
     r"(failure=\d+,\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*,,\d+,[^,\n]*,[^,\n]*\n){0,10}\Z")
 

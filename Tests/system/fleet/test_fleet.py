@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fleet mode (issue 9): several hosts' daemons on one real PostgreSQL database
+"""Fleet mode: several hosts' daemons on one real PostgreSQL database
 share the enrolments and ONE 5-guess budget per user, and a database that is down
 or slow is never success.
 
@@ -285,7 +285,7 @@ def test_password_from_a_file_over_tcp(fleet, postgres, shared_tmp, make_users):
     pw = shared_tmp / "dbpass"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
-    # TCP only with the certificate checked, loopback too (issue 22).
+    # TCP only with the certificate checked, loopback too.
     _, url = with_tls(postgres, shared_tmp)
     (host,) = fleet(1, url=url, extra_args=["--store-password-file", str(pw)])
     (user,) = make_users(1)
@@ -437,7 +437,7 @@ def test_pam_module_through_pamtester_against_a_fleet_daemon(hosts, postgres, ma
 
 
 def test_a_version_1_database_gains_the_caller_and_keeps_its_failures(fleet, postgres, make_users):
-    """Schema 2 (issue 19) adds who made each failure. A database of schema 1 (the
+    """Schema 2 adds who made each failure. A database of schema 1 (the
     same tables without those columns) is migrated at start; its failures stay,
     with no caller ("-" under By), and new ones carry it, across a restart."""
     (host,) = fleet(1)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fleet daemons through pgbouncer in transaction pooling mode (issue 22, item 7),
+"""Fleet daemons through pgbouncer in transaction pooling mode,
 with the settings docs/FLEET.md gives a fleet of 10,000 hosts, as written there
 (pgbouncer_support.py; connection counts divided by SCALE).
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A fleet whose database cannot be turned into root (issue 22). Whoever can write
+"""A fleet whose database cannot be turned into root. Whoever can write
 the fleet's tables (the daemons' own role) holds no key: it must not be able to move
 a credential onto another user, buy guesses, stall a verify or keep a lock's timed
 unlock from the hosts. Each test writes the table the way such a role would, with

@@ -27,7 +27,7 @@ PASSWORD = "pl-Pass-w0rd"
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # The module's prompt (a regular expression for the pty driver).
-# The profile's one prompt (issue 20).
+# The profile's one prompt.
 PROMPT = r"Pattern or password: "
 
 def sh(*args, check=True, **kwargs):
@@ -75,9 +75,9 @@ class Box:
 
     def session(self, title, user, commands):
         """`login user` on a new pseudo-terminal: a real local logind session, where
-        the module asks (issue 19: su and sudo in no session are not asked). The
+        the module asks (su and sudo in no session are not asked). The
         user logs in with the password, enrolled or not (the profile's
-        password_at_login, issue 20), then each command's steps run at the prompt."""
+        password_at_login), then each command's steps run at the prompt."""
         steps = [["expect", "Password: "], ["secret", PASSWORD + "\n"], ["expect", r"[$#] "],
                   ["send", "PS1='plsh''ell> '\n"], ["expect", r"\n" + self.SHELL_PROMPT]]
         for command in commands:

@@ -32,15 +32,15 @@ PAM_USER_UNKNOWN = 10
 
 GRID = ("Pattern unlock for {user}: type the dots in order.\n"
         "  1 2 3\n  4 5 6\n  7 8 9")
-# The prompt says that Enter skips to the next module (issue 14).
+# The prompt says that Enter skips to the next module.
 PROMPT = "Pattern (Enter to skip): "
-# one_prompt (issue 20): one field for the pattern or the password.
+# one_prompt: one field for the pattern or the password.
 ONE_PROMPT = "Pattern or password: "
 # The compact grid (grid=compact, or grid=auto off a terminal): the keys in
 # the prompt, no message.
 COMPACT_PROMPT = "Pattern [123 456 789]: "
 ONE_COMPACT_PROMPT = "Pattern [123 456 789] or password: "
-# The same words as the CLI's (issue 14: one wording for a lock).
+# The same words as the CLI's (one wording for a lock).
 LOCKED = ("Pattern unlock for {user} is locked after 5 failed attempts. "
           "Ask an administrator to run: patternlockd reset {user}")
 NOW_LOCKED = ("Wrong pattern. Pattern unlock for {user} is now locked after 5 failed attempts. "
@@ -116,7 +116,7 @@ class PamResult:
         return f"PamResult(code={self.code}, elapsed={self.elapsed:.2f}, events={self.events})"
 
 
-# Whether the module asks depends on logind (issue 19): it asks a process in a
+# Whether the module asks depends on logind: it asks a process in a
 # local logind session, and where logind does not run, only the services its
 # services= option lists. Some hosts that run these tests run logind (a CI
 # machine booted with systemd), some do not (this project's build machine has a

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A private PostgreSQL server for the fleet tests (issue 9): initdb into a
+"""A private PostgreSQL server for the fleet tests: initdb into a
 temporary directory as the unprivileged `postgres` user, listening on a private
 Unix socket directory and on a free loopback port, with a database and a role for
 patternlock; everything removed afterwards. Several `patternlockd serve --store`

@@ -98,7 +98,7 @@ def test_the_packages_depend_on_debian_libraries_only(debs):
     assert "systemd | systemd-standalone-sysusers | systemd-sysusers" in control(debs["patternlockd"])["Depends"]
     # polkitd checks a user's password before its first pattern; without it root sets it.
     assert control(debs["patternlockd"])["Recommends"] == "libpam-patternlock, polkitd"
-    # libsystemd0: sd-login, to ask only a person at this machine (issue 19).
+    # libsystemd0: sd-login, to ask only a person at this machine.
     assert names(debs["libpam-patternlock"]) == {"libc6", "libpam0g", "libsystemd0"}
     # The fleet daemon adds no Debian library (postgres-nio speaks the protocol
     # itself): only the plain package it runs beside, at the same version.
@@ -271,7 +271,7 @@ def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):
 
 
 def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(box):
-    """sudo inside the user's own local session (issue 19: sudo in no session is
+    """sudo inside the user's own local session (sudo in no session is
     not asked)."""
     u = box.user
     wrong = []
@@ -321,7 +321,7 @@ DROP_IN = "/etc/systemd/system/patternlockd.service.d/fleet.conf"
 
 
 def test_the_readme_s_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgresql(box):
-    """Issue 22, item 6: patternlockd-postgresql installs patternlockd-fleet, and
+    """patternlockd-postgresql installs patternlockd-fleet, and
     the README's steps as written (install, db init, the GRANTs, stop, db import,
     db settings, the Unix-socket drop-in) move this host's records into the
     database and make systemd run the fleet daemon on it."""

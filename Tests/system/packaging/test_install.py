@@ -105,7 +105,7 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
 
 
 def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
-    """make install FLEET=1 (issue 22): the README's drop-in runs
+    """make install FLEET=1: the README's drop-in runs
     /usr/local/sbin/patternlockd-fleet serve --store, which must be the
     PostgreSQL-capable build; patternlockd stays the plain one, and uninstall
     removes both."""
@@ -199,7 +199,7 @@ def test_install_warns_about_a_key_the_daemon_would_refuse(tmp_path):
 
 
 def test_install_keeps_the_sealed_key_of_the_tpm_recipe_and_makes_no_plain_one(tmp_path):
-    """Issue 14: after the recipe in SECURITY.md and patternlockd(8) the plain key
+    """After the recipe in SECURITY.md and patternlockd(8) the plain key
     is gone; the next make install must not create a second, different pepper."""
     keydir, store = tmp_path / "etc-patternlock", tmp_path / "credstore.encrypted"
     store.mkdir()
@@ -420,7 +420,7 @@ def test_the_man_pages_render_without_warnings(page):
 # ---- make demo ---------------------------------------------------------------------
 
 def test_make_demo_installs_only_what_it_needs_and_ci_installs_the_rest():
-    """Issue 14: the demo installs a compiler, make and the PAM headers, not the
+    """The demo installs a compiler, make and the PAM headers, not the
     tests' packages; `install-deps.sh --check` (make check) and .ci/run install
     the same whole list."""
     ci = re.search(r"^packages=\(([^)]*)\)", (ROOT / ".ci/run").read_text(), re.M)
@@ -552,10 +552,10 @@ def test_a_live_install_runs_the_hardened_daemon_under_systemd_and_uninstall_rem
 
     # The administrator's step, then a real PAM stack through common-auth: a
     # console login's (login on tty1, before its logind session exists). The
-    # profile's password_at_login (issue 20) leaves a new login to the password,
+    # profile's password_at_login leaves a new login to the password,
     # which unlocks the keyring too: not asked, the pattern is no password, the
     # password logs in. sudo run from here, in no session and without a
-    # terminal, is not asked (issue 19): its stack goes straight to the password.
+    # terminal, is not asked: its stack goes straight to the password.
     system.ok("pam-auth-update --enable patternlock")
     assert "pam_patternlock.so one_prompt password_at_login" in system.ok("cat /etc/pam.d/common-auth")
     r = system.run(f"pamtester -I tty=/dev/tty1 login {user} authenticate", input="46183\n")

@@ -125,7 +125,7 @@ def test_the_right_pattern_clears_faillocks_count(pam, live, account, tally):
 
 
 def test_a_password_at_the_one_prompt_is_counted_by_faillock_once_and_a_right_one_clears(pam, live, account, tally):
-    """one_prompt (issue 20): a wrong password typed at "Pattern or password:"
+    """one_prompt: a wrong password typed at "Pattern or password:"
     reaches pam_unix as its token (try_first_pass) and faillock's authfail
     once, never the daemon; the right one unlocks with that one answer and
     clears faillock's count."""

@@ -48,7 +48,7 @@ def test_pamtester_unlocks_with_the_numpad_shape(pam_service, pam_module, live, 
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "successfully authenticated" in ok.stdout + ok.stderr
     # pamtester sets no PAM_TTY: grid=auto shows the compact form, the keys
-    # in the prompt, the numpad's way up (issue 20).
+    # in the prompt, the numpad's way up.
     assert "Pattern [789 456 123]: " in ok.stdout + ok.stderr
     assert NUMPAD_GRID.format(user=enrolled) not in ok.stdout + ok.stderr
     bad = pamtester(service, enrolled, RIGHT + "\n")
@@ -79,7 +79,7 @@ def test_an_unknown_layout_is_refused_and_changes_nothing(daemon, make_users):
 
 def test_a_user_removes_the_pattern_with_the_numpad_shape(daemon, make_users):
     user, = make_users()
-    # Root sets the first pattern (a user's own first one needs its password, issue 18).
+    # Root sets the first pattern (a user's own first one needs its password).
     r = daemon.cli("enroll", "--layout", "numpad", user, input="74123\n74123\n")
     assert r.returncode == 0, r.stdout + r.stderr
     # The current pattern typed on the keypad is the keypad's: not counted as wrong.

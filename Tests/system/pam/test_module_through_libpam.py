@@ -451,7 +451,7 @@ def test_module_exports_only_the_pam_entry_points(pam_module):
 
 
 def test_module_needs_only_libpam_libsystemd_and_libc(pam_module):
-    """libsystemd for sd-login (issue 19), as pam_fprintd; no Swift runtime. Kept
+    """libsystemd for sd-login, as pam_fprintd; no Swift runtime. Kept
     loaded (NODELETE), so it says what it says once per process."""
     out = subprocess.run(["readelf", "-d", str(pam_module)],
                          capture_output=True, text=True, check=True).stdout

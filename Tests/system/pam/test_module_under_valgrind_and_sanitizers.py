@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pam_patternlock.so under the microscope (issue 6, item 5).
+"""pam_patternlock.so under the microscope.
 
 - valgrind memcheck around pamtester (the real daemon, a real /etc/pam.d service)
   and around pam_harness (scripted fake daemons): no memory error, nothing
@@ -411,7 +411,7 @@ REAL = {
     "not-enrolled": (RIGHT, ("debug",), False, False, PAM_USER_UNKNOWN),
     # Locked before the prompt: said, nothing asked, and the stack goes on.
     "locked": (RIGHT, (), True, True, PAM_AUTHINFO_UNAVAIL),
-    # one_prompt (issue 20): a password handed on as PAM_AUTHTOK, a pattern,
+    # one_prompt: a password handed on as PAM_AUTHTOK, a pattern,
     # a wrong one, a long password, and the compact grid.
     "one-prompt-password": ("pass w0rd!", ("one_prompt",), True, False, PAM_AUTHINFO_UNAVAIL),
     "one-prompt-long-password": ("p\u00e9" * 150, ("one_prompt",), True, False, PAM_AUTHINFO_UNAVAIL),

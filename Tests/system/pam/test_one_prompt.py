@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 20, items 1-3, through the real libpam with the shipped module: one
+"""Through the real libpam with the shipped module: one
 prompt for the pattern or the password (one_prompt, with the real pam_unix and
 try_first_pass as pam/pam.d-example writes it), the grid chosen for the client
 (grid=auto), and password_at_login where logind does not run. The logind side

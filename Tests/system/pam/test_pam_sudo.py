@@ -29,7 +29,7 @@ def test_pamtester_right_and_wrong_pattern(pam_service, pam_module, live, enroll
     ok = pamtester(service, enrolled, RIGHT + "\n")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "successfully authenticated" in ok.stdout + ok.stderr
-    # pamtester sets no PAM_TTY: grid=auto chooses the compact form (issue 20),
+    # pamtester sets no PAM_TTY: grid=auto chooses the compact form,
     # the keys in the prompt and no message.
     assert COMPACT_PROMPT in ok.stdout + ok.stderr
     assert "type the dots in order" not in ok.stdout + ok.stderr
@@ -281,7 +281,7 @@ def test_sudo_with_a_digit_password_shaped_like_a_pattern_unlocks_after_enter_on
 
 def test_sudo_with_the_example_stack_takes_the_password_at_the_one_prompt(
         live, sudo_user_with_the_example_stack):
-    """one_prompt (issue 20): the password typed at "Pattern or password:" is
+    """one_prompt: the password typed at "Pattern or password:" is
     handed to pam_unix (try_first_pass); sudo asks nothing more, and the
     daemon never sees it nor counts it."""
     user = sudo_user_with_the_example_stack

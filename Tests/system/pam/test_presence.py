@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 19: the module asks only someone at this machine, and names who asks.
+"""The module asks only someone at this machine, and names who asks.
 
 On the host (no logind in sight: pam_support runs every PAM application with
 /run/systemd hidden) the fallback: without logind the module asks only the
@@ -167,7 +167,7 @@ def test_a_setuid_program_names_the_user_who_ran_it_and_status_shows_them(live, 
 
 PATTERN = "46183"      # accepted by the enroll policy the installed daemon runs
 WRONG_PATTERN = "2589"  # a valid pattern, so each one counts
-# The pam-auth-update profile's one prompt (issue 20): on a terminal (sudo, su)
+# The pam-auth-update profile's one prompt: on a terminal (sudo, su)
 # the full grid comes before it.
 PATTERN_PROMPT = r"Pattern or password: "
 
@@ -261,7 +261,7 @@ def test_saslauthd_never_reaches_the_daemon_and_a_digit_password_is_never_counte
 
 
 def test_a_console_login_asks_the_password_and_su_and_sudo_inside_the_session_the_pattern(clients):
-    """password_at_login (issue 20, the profile's): `login` opens a new session,
+    """password_at_login (the profile's): `login` opens a new session,
     so it asks the password (what unlocks a keyring) and never contacts the
     daemon; sudo and su inside that local session are offered the pattern."""
     s = clients.system
