@@ -16,8 +16,9 @@ from harness import booted, trixie  # noqa: E402
 from harness.common import POLICY_OFF, Daemon, add_user, remove_user, unique  # noqa: E402
 
 # The PAM fixtures (pam, pam_module, harness, fake, live, user, enrolled), for
-# every layer that drives the module.
-pytest_plugins = ["harness.pam_support"]
+# every layer that drives the module, and the private PostgreSQL's (postgres,
+# fleet) for the fleet tier, wherever its tests live.
+pytest_plugins = ["harness.pam_support", "harness.pg_support"]
 
 # The markers, declared here once. Each layer's folder has a conftest that
 # marks its tests with the layer's name; the tiers below also follow from the

@@ -13,7 +13,6 @@ Screenshots land in build/screen-shots/ (the telling ones are copied to
 docs/screenshots/: screen-wrong-red.png, screen-killed.png, screen-second-output.png)."""
 import random
 import re
-import string
 
 import pytest
 

@@ -4,7 +4,6 @@
 real PostgreSQL for the fleet's items), the real PAM module under pamtester, and
 the docs themselves. Each test names the issue's item it guards."""
 import os
-import pathlib
 import re
 import shlex
 import socket
@@ -16,7 +15,7 @@ import pytest
 
 
 from harness.common import DAEMON, ROOT, Daemon  # noqa: E402
-from harness.pg_support import FLEET_DAEMON, PASSWORD, FleetHost, fleet, postgres  # noqa: E402,F401 (fixtures)
+from harness.pg_support import FLEET_DAEMON, PASSWORD  # noqa: E402
 from harness.pam_support import module_line, pamtester  # noqa: E402
 from harness.pg_support import make_tls, with_tls  # noqa: E402
 

@@ -9,7 +9,6 @@ Each host is a `patternlockd serve --store postgresql://...` (build/patternlockd
 import os
 import pathlib
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -17,10 +16,10 @@ import time
 
 import pytest
 
-from harness.common import DAEMON, Daemon, figure, parse_reply, unique
+from harness.common import Daemon, figure, parse_reply, unique
 from harness.pam_support import PAM_MODULE, build_module, without_logind
-from harness.pg_support import (enrolled_and_settled, make_tls, with_tls, FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,  # noqa: F401 (fixtures)
-                        fleet, forty_wrong_guesses_evaluate_five, named_hosts, postgres, verify)
+from harness.pg_support import (enrolled_and_settled, make_tls, with_tls, FLEET_DAEMON, PASSWORD, RIGHT, WRONG, FleetHost, evaluations,
+                        forty_wrong_guesses_evaluate_five, named_hosts, verify)
 
 # The PAM module's and the tests' bound on an "unavailable" answer.
 UNAVAILABLE_WITHIN = 2.5

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from harness.common import figure, parse_reply, skip_or_fail
-from harness.pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,  # noqa: F401 (fixtures)
-                        named_hosts, postgres, verify)
+from harness.pg_support import (PASSWORD, ROLE, RIGHT, WRONG, evaluations, forty_wrong_guesses_evaluate_five,
+                        named_hosts, verify)
 from harness.pgbouncer_support import PGBOUNCER, PgBouncer, give_the_role_its_settings
 from harness.pg_support import enrolled_and_settled, make_tls
 

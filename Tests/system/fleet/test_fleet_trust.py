@@ -21,7 +21,7 @@ import time
 import pytest
 
 from harness.common import Daemon, parse_reply
-from harness.pg_support import FLEET_DAEMON, PASSWORD, free_port, fleet, postgres  # noqa: F401 (fixtures)
+from harness.pg_support import FLEET_DAEMON, PASSWORD, free_port
 from harness.pg_support import make_tls
 
 RIGHT = "1235"

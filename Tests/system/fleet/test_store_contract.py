@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from harness.common import ROOT, figure, skip_or_fail
-from harness.pg_support import PG_BIN, postgres  # noqa: F401 (fixture)
+from harness.pg_support import PG_BIN
 
 # Its own build folder: the trait and the test build's flags differ from those of
 # `make fleet` (.build-fleet) and `make test-swift` (.build), and sharing one would

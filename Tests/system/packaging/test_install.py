@@ -11,14 +11,12 @@ import socket
 import stat
 import struct
 import subprocess
-import tempfile
 import time
 
 import pytest
 
 from harness.common import DAEMON, ROOT, read_line, skip_or_fail, unique
 from harness.pam_support import without_logind
-from harness import booted
 
 UNITS = ROOT / "systemd"
 SERVICE = UNITS / "patternlockd.service"

@@ -4,7 +4,6 @@ files count as sources, that the check fails and names each one lacking the
 licence line, and that add-spdx puts the line where each kind of file still
 works (after a #! line, after Package.swift's tools version)."""
 import os
-import pathlib
 import shutil
 import subprocess
 import sys

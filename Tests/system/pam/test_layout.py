@@ -3,13 +3,10 @@
 the top row, and the same drawn shape is the same pattern as on a phone. Through
 the real libpam (the harness and pamtester with a real /etc/pam.d service), the
 real daemon and the real CLI."""
-import subprocess
-
-import pytest
 
 
-from harness.pam_support import (module_line, pamtester, GRID, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, failures, on, unique,
-                         wrong)
+
+from harness.pam_support import (module_line, pamtester, GRID, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, failures, on, wrong)
 
 
 # RIGHT is 1235 on the phone layout: the top row and the centre. On a numeric

@@ -13,12 +13,10 @@ another user against the victim, whose uid the daemon then logs and `status`
 shows."""
 import json
 import os
-import pathlib
 import pwd
 import re
 import shutil
 import subprocess
-import time
 
 import pytest
 

@@ -10,7 +10,7 @@ import pytest
 
 
 from harness.pam_support import (ONE_PROMPT, GRID, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, RIGHT,
-                         documented_stack, on, set_password, unique)
+                         documented_stack, on, set_password)
 
 
 PASSWORD = "correct horse battery"
