@@ -102,6 +102,7 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
     assert os.path.exists("/etc/patternlock/key") == key_existed
 
 
+@pytest.mark.fleet  # make install FLEET=1 builds the fleet daemon
 def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
     """make install FLEET=1: the README's drop-in runs
     /usr/local/sbin/patternlockd-fleet serve --store, which must be the
