@@ -264,7 +264,7 @@ def test_on_a_terminal_a_refused_pattern_is_refused_before_it_is_confirmed(make_
             "steps": refused + [["expect", "Choose another pattern"]]
             + refused + [["expect", "Choose another pattern"]]
             + refused + [["expect", "Run patternlockd enroll again with another pattern."], ["eof"]]}
-    r = run("python3", ROOT / "Tests" / "system" / "pty_session.py", input=json.dumps(spec), timeout=120)
+    r = run("python3", ROOT / "Tests" / "system" / "harness" / "pty_session.py", input=json.dumps(spec), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Draw it again" not in r.stdout, r.stdout
     assert "That was the third pattern the policy refused" in r.stdout, r.stdout
