@@ -3,6 +3,7 @@
 #   make            build/patternlockd (release) and build/pam_patternlock.so
 #   make fleet      build/patternlockd-fleet: the daemon with the PostgreSQL store (fleets)
 #   make check      every test (Swift unit tests in release, then the system tests)
+#   make check-fast the system tests but the booted, fleet and package-building tiers, in minutes
 #   make test-store-contract  the Store promises on the file store and a private PostgreSQL
 #   make install    honours DESTDIR and PREFIX
 
@@ -16,7 +17,7 @@ PAM_SRC  := $(wildcard Sources/CPamPatternLock/*.c)
 PAM_HDR  := $(wildcard Sources/CPamPatternLock/*.h Sources/CPamPatternLock/include/*.h)
 # The module's C flags, in one place: the language and warnings every C build
 # of the module uses (this one, the fuzzers in mk/fuzz.mk, the sanitizer build
-# of Tests/system/test_pam_memcheck.py, which asks `make pam-warnings`), and the
+# of Tests/system/pam/test_module_under_valgrind_and_sanitizers.py, which asks `make pam-warnings`), and the
 # hardening of the shipped module. The sanitizer builds leave the hardening
 # out: ASan and UBSan check what _FORTIFY_SOURCE and the stack protector would,
 # and fortified libc calls would hide accesses from ASan.
@@ -33,7 +34,7 @@ PAM_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,defs -Wl,-z,nodelete \
 
 SWIFT_SRC := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift
 
-.PHONY: all fleet check test-swift test-system test-store-contract clean pam-headers
+.PHONY: all fleet check check-fast test-swift test-system test-store-contract clean pam-headers
 # pam-headers first: without libpam0g-dev or libsystemd-dev the module cannot
 # build, and saying so before minutes of Swift build beats a compiler error after them.
 all: pam-headers build/patternlockd build/pam_patternlock.so
@@ -93,10 +94,17 @@ test-swift:
 test-system: all build/patternlockd-fleet
 	$(PYTHON) -m pytest -v Tests/system
 
+# The fast loop while working: every system test except the booted containers,
+# the fleet (PostgreSQL) and the Debian package builds, i.e. the markers booted,
+# fleet and slow (Tests/system/conftest.py). It builds neither the fleet daemon
+# nor the packages; make check and CI still run everything.
+check-fast: all
+	$(PYTHON) -m pytest -v -m "not booted and not fleet and not slow" Tests/system
+
 # The Store promises on both stores (Tests/StoreContractTests): a private PostgreSQL
 # server for the PostgreSQL half. Part of test-system, so make check runs it once.
 test-store-contract:
-	$(PYTHON) -m pytest -v Tests/system/test_store_contract.py
+	$(PYTHON) -m pytest -v Tests/system/fleet/test_store_contract.py
 
 clean:
 	rm -rf build .build .build-fleet

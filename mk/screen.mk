@@ -37,4 +37,4 @@ uninstall-screen:
 
 # The lock screen's system tests (touch on the test server, sway in Debian 13)
 # run the real binary; make deb builds it for its package as well.
-test-system: build/patternlock-screen
+test-system check-fast: build/patternlock-screen

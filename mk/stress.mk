@@ -12,5 +12,5 @@ stress: build/patternlockd
 	@mkdir -p $(dir $(STRESS_FIGURES))
 	@rm -f $(STRESS_FIGURES)
 	PATTERNLOCK_STRESS=1 PATTERNLOCK_FIGURES=$(abspath $(STRESS_FIGURES)) $(PYTHON) -m pytest -v -s \
-		Tests/system/test_hostile.py Tests/system/test_races.py Tests/system/test_crashes.py; \
+		Tests/system/daemon/test_hostile.py Tests/system/daemon/test_races.py Tests/system/daemon/test_crashes.py; \
 	status=$$?; echo; echo "Figures ($(STRESS_FIGURES)):"; cat $(STRESS_FIGURES) 2>/dev/null; exit $$status

@@ -2,9 +2,9 @@
 # Programs the system tests run inside their containers, built on this machine:
 #   build/tools/vpointer   a virtual pointer driven by lines on stdin (test_screen_sway.py)
 # The protocol code comes from wayland-scanner at build time, from the test's own
-# declaration of the requests it sends (Tests/system/tools/virtual-pointer.xml).
+# declaration of the requests it sends (Tests/system/harness/tools/virtual-pointer.xml).
 # Needs libwayland-dev and libwayland-bin (sudo apt-get install libwayland-dev libwayland-bin).
-VPOINTER_XML := Tests/system/tools/virtual-pointer.xml
+VPOINTER_XML := Tests/system/harness/tools/virtual-pointer.xml
 
 build/tools/virtual-pointer-client-protocol.h: $(VPOINTER_XML)
 	@mkdir -p $(dir $@)
@@ -13,9 +13,9 @@ build/tools/virtual-pointer-protocol.c: $(VPOINTER_XML)
 	@mkdir -p $(dir $@)
 	wayland-scanner private-code $< $@
 
-build/tools/vpointer: Tests/system/tools/vpointer.c build/tools/virtual-pointer-protocol.c \
+build/tools/vpointer: Tests/system/harness/tools/vpointer.c build/tools/virtual-pointer-protocol.c \
 		build/tools/virtual-pointer-client-protocol.h mk/system-tools.mk
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Ibuild/tools -o $@ \
-		Tests/system/tools/vpointer.c build/tools/virtual-pointer-protocol.c \
+		Tests/system/harness/tools/vpointer.c build/tools/virtual-pointer-protocol.c \
 		$$(pkg-config --cflags --libs wayland-client)
 test-system: build/tools/vpointer

@@ -35,4 +35,4 @@ $(TEST_COMPOSITOR): $(TEST_COMPOSITOR_SRC) Tests/wayland-server/server.h mk/test
 		$(TEST_COMPOSITOR_GEN)/ext-session-lock-v1-protocol.c \
 		$$(pkg-config --cflags --libs $(TEST_COMPOSITOR_PKGS))
 
-test-system: $(TEST_COMPOSITOR)
+test-system check-fast: $(TEST_COMPOSITOR)

@@ -12,7 +12,6 @@ import os
 import pathlib
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,8 +20,11 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DAEMON = ROOT / "build" / "patternlockd"
-FLEET_DAEMON = ROOT / "build" / "patternlockd-fleet"
+# The system tests' harness: the same daemon, PostgreSQL and pgbouncer helpers.
+sys.path.insert(0, str(ROOT / "Tests" / "system"))
+from harness.common import DAEMON, Daemon  # noqa: E402
+from harness.pg_support import DATABASE, FLEET_DAEMON, PASSWORD, ROLE, PostgresServer  # noqa: E402
+from harness.pgbouncer_support import PgBouncer, give_the_role_its_settings  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SAMPLE = int(os.environ.get("BENCH_SAMPLE", "3000000"))
 OPENSSL_NO_SHANI = ":~0x20000000"   # mask the SHA extensions bit of OPENSSL_ia32cap
@@ -55,55 +57,37 @@ def openssl(masked):
     return statistics.median(rates)
 
 
-class Daemon:
-    def __init__(self, base, iterations, store=None, key=None, extra=()):
-        self.base = base
-        self.socket = str(base / "socket")
-        (base / "etc").mkdir(mode=0o700)
-        self.log = base / "daemon.log"
-        if key:
-            (base / "etc" / "key").write_bytes(key)
-            (base / "etc" / "key").chmod(0o600)
-        fleet = ["--store", store] if store else []
-        self.proc = subprocess.Popen(
-            [str(FLEET_DAEMON if store else DAEMON), "serve", "--socket", self.socket, "--state-dir", str(base / "state"),
-             "--key-file", str(base / "etc" / "key"), "--iterations", str(iterations),
-             "--policy-threshold", "0"] + fleet + list(extra),
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"))
-        for _ in range(200):
-            try:
-                if self.request("PING").startswith("PONG"):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("daemon did not start")
+class BenchDaemon(Daemon):
+    """The tests' Daemon (harness.common), started at once at the benchmark's
+    iteration count: on the file store, or with `store` the fleet daemon on it
+    with `key`. hash_ms and rss_kib read the figures."""
 
-    def request(self, line):
-        with socket.socket(socket.AF_UNIX) as s:
-            s.connect(self.socket)
-            s.sendall(line.encode() + b"\n")
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                buf += chunk
-            return buf.decode().strip()
+    def __init__(self, base, iterations, store=None, key=None, extra=()):
+        super().__init__(base, (["--store", store] if store else []) + list(extra))
+        self.iterations = iterations
+        self.fleet = store is not None
+        if key:
+            pathlib.Path(self.key_file).write_bytes(key)
+            pathlib.Path(self.key_file).chmod(0o600)
+        self.start()
+
+    def args(self):
+        a = super().args()
+        if self.fleet:
+            a[0] = str(FLEET_DAEMON)
+        a[a.index("--iterations") + 1] = str(self.iterations)
+        return a
 
     def hash_ms(self):
         """The hash time the daemon logged for each verify, in order."""
         return [float(line.split("hash_ms=")[1].split()[0])
-                for line in self.log.read_text().splitlines() if "hash_ms=" in line]
+                for line in self.read_log().splitlines() if "hash_ms=" in line]
 
     def rss_kib(self):
         for line in open(f"/proc/{self.proc.pid}/status"):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         return 0
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 def timed(fn, n):
@@ -118,7 +102,7 @@ def timed(fn, n):
 def daemon_figures():
     iterations = 600000
     with tempfile.TemporaryDirectory(prefix="patternlock-bench-") as tmp:
-        d = Daemon(pathlib.Path(tmp), iterations)
+        d = BenchDaemon(pathlib.Path(tmp), iterations)
         try:
             time.sleep(0.5)
             rss = d.rss_kib()
@@ -153,8 +137,6 @@ def daemon_figures():
 @contextlib.contextmanager
 def private_postgres(prefix):
     """(a temporary directory, a private PostgreSQL in it with fsync on), removed afterwards."""
-    sys.path.insert(0, str(ROOT / "Tests" / "system"))
-    from pg_support import PostgresServer
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         base = pathlib.Path(tmp)
         base.chmod(0o755)   # the postgres user walks through it to its own directory
@@ -166,7 +148,7 @@ def private_postgres(prefix):
 
 
 def fleet_figures():
-    """The PostgreSQL store (issue 9) on a private server on this machine: a VERIFY's
+    """The PostgreSQL store on a private server on this machine: a VERIFY's
     cost beyond the hash through the database, and three hosts' daemons verifying
     three users at once against one daemon verifying one."""
     iterations = 600000
@@ -176,7 +158,7 @@ def fleet_figures():
             key = os.urandom(32)
             for i in range(3):
                 (base / f"h{i}").mkdir()
-                hosts.append(Daemon(base / f"h{i}", iterations, store=server.socket_url(), key=key))
+                hosts.append(BenchDaemon(base / f"h{i}", iterations, store=server.socket_url(), key=key))
             users = ["root", "daemon", "bin"]
             for u in users:
                 assert hosts[0].request(f"ENROLL user={u} pattern=1397").startswith("OK")
@@ -260,7 +242,6 @@ def pgbench_script(statements, user, directory):
 def pgbench(server, script, defines, clients, via=None):
     """Verifies per second (pgbench's tps: one script run is one verify) and the
     mean latency, with `clients` connections, straight to the server or `via` pgbouncer."""
-    from pg_support import PASSWORD, ROLE, DATABASE
     host, port = (via.base, via.port) if via else (server.sockets, server.port)
     cmd = [str(PGBENCH), "-n", "-M", "extended", "-c", str(clients), "-j", "2", "-T", str(PGBENCH_SECONDS),
            "-f", str(script), "-h", str(host), "-p", str(port), "-U", ROLE, DATABASE]
@@ -306,7 +287,7 @@ def end_to_end(hosts, users, seconds):
 
 
 def fleet_scale_figures():
-    """Issue 22, item 7: what one verify costs the database (statements counted in
+    """What one verify costs the database (statements counted in
     the server's log, round trips and pooled transactions in pgbouncer's
     counters), how many verifies per second one PostgreSQL takes when exactly
     those statements are replayed by pgbench with 50 and 200 connections,
@@ -315,8 +296,6 @@ def fleet_scale_figures():
     import pwd
     iterations = 600000
     with private_postgres("patternlock-bench-scale-") as (base, server):
-        from pg_support import PASSWORD
-        from pgbouncer_support import PgBouncer, give_the_role_its_settings
         hosts = []
         bouncer = None
         try:
@@ -333,7 +312,7 @@ def fleet_scale_figures():
             key = os.urandom(32)
             password = ["--store-password-file", str(pw_file)]
             (base / "counted").mkdir()
-            d = Daemon(base / "counted", iterations, store=bouncer.socket_url(), key=key, extra=password)
+            d = BenchDaemon(base / "counted", iterations, store=bouncer.socket_url(), key=key, extra=password)
             hosts.append(d)
             users = [p.pw_name for p in pwd.getpwall() if p.pw_uid < 60000][:16]
             for u in users:
@@ -382,7 +361,7 @@ def fleet_scale_figures():
                 fleet = []
                 for i in range(4):
                     (base / f"{way}{i}").mkdir()
-                    fleet.append(Daemon(base / f"{way}{i}", iterations, store=url, key=key, extra=extra))
+                    fleet.append(BenchDaemon(base / f"{way}{i}", iterations, store=url, key=key, extra=extra))
                 hosts.extend(fleet)
                 e2e[way] = end_to_end(fleet, users, E2E_SECONDS)
                 for h in fleet:
@@ -400,7 +379,7 @@ def fleet_scale_figures():
 
 
 def print_scale(s):
-    print("Fleet at scale (issue 22 item 7): a private PostgreSQL 15 (fsync on) behind pgbouncer "
+    print("Fleet at scale: a private PostgreSQL 15 (fsync on) behind pgbouncer "
           f"(pool_mode {s['pool_mode']}, pool {s['pool']}+{s['reserve']}, docs/FLEET.md's settings)")
     print("  what one request costs the database (statements: the server's log; round trips and pooled")
     print("  transactions: pgbouncer's SHOW STATS_TOTALS)")

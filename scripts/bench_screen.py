@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """make bench-screen: patternlock-screen beside swaylock, in the same headless
 sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
-(Tests/system/trixie.py), inside a real local login session, in one run:
+(Tests/system/harness/trixie.py), inside a real local login session, in one run:
 
 - exec to locked: how long `LOCKER -f` takes to return (both daemonize once
   the compositor said `locked`);
@@ -46,9 +46,9 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "Tests" / "system"))
 
-import trixie  # noqa: E402
-from screen_desk import Desk, build_vpointer  # noqa: E402
-from screen_image import find_grid  # noqa: E402
+from harness import trixie  # noqa: E402
+from harness.screen_desk import Desk, build_vpointer  # noqa: E402
+from harness.screen_image import find_grid  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 IDLE = float(os.environ.get("BENCH_IDLE_SECONDS", "10"))

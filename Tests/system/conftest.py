@@ -1,189 +1,60 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared fixtures for the system tests: the real patternlockd binary on a private
-socket, state dir and key in a temporary directory."""
-import os
+"""Fixtures every layer of the system tests uses: the real patternlockd binary on
+a private socket, state dir and key in a temporary directory, real local users,
+and the booted containers. The helpers behind them live in the harness package;
+the markers are declared here, once."""
 import pathlib
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
-import uuid
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DAEMON = ROOT / "build" / "patternlockd"
-PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
-# The floor the daemon enforces; tests pin it so a verify costs tens of milliseconds.
-TEST_ITERATIONS = 600000
+# The harness's helpers assert too: pytest rewrites them as it does the tests'.
+pytest.register_assert_rewrite("harness")
+
+from harness import booted, trixie  # noqa: E402
+from harness.common import POLICY_OFF, Daemon, add_user, remove_user, unique  # noqa: E402
+
+# The PAM fixtures (pam, pam_module, harness, fake, live, user, enrolled), for
+# every layer that drives the module, and the private PostgreSQL's (postgres,
+# fleet) for the fleet tier, wherever its tests live.
+pytest_plugins = ["harness.pam_support", "harness.pg_support"]
+
+# The markers, declared here once. Each layer's folder has a conftest that
+# marks its tests with the layer's name; the tiers below also follow from the
+# fixtures a test uses, wherever it lives. make check-fast runs
+# -m "not booted and not fleet and not slow".
+MARKERS = {
+    "pam": "the module through the real libpam, pamtester, sudo, su and login on this host (pam/)",
+    "daemon": "the real patternlockd on a private socket, through the CLI and the raw protocol (daemon/)",
+    "packaging": "make install, the Debian packages, the SPDX lines and CI's own rules (packaging/)",
+    "screen": "patternlock-screen on the project's test compositor (screen/)",
+    "booted": "needs a container booted with systemd (client_system, booted_system, trixie_system)",
+    "fleet": "needs build/patternlockd-fleet and a private PostgreSQL (the postgres fixture)",
+    "valgrind": "runs the module under valgrind memcheck and the sanitizers",
+    "slow": "builds the Debian packages (project_debs) before it can run",
+}
+TIER_FIXTURES = {
+    "booted": {"client_system", "booted_system", "trixie_system"},
+    "fleet": {"postgres"},
+    "slow": {"project_debs"},
+}
 
 
-def in_ci():
-    """True under CI: .ci/run exports PATTERNLOCK_CI=1."""
-    return os.environ.get("PATTERNLOCK_CI", "") not in ("", "0")
+def pytest_configure(config):
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+    # As --strict-markers: a mark that is not declared (a typo) fails collection.
+    config.addinivalue_line("filterwarnings", "error::pytest.PytestUnknownMarkWarning")
 
 
-def skip_or_fail(reason):
-    """Skip a test whose environment is missing (no root, no systemd-nspawn, a
-    container that does not boot, a tool not installed), except under CI, where
-    the same is a failure: .ci/run installs and allows all of it, so a skip there
-    would be a test that silently never ran. Use it for what a test needs, not for
-    what is legitimately optional on the machine CI runs on."""
-    __tracebackhide__ = True  # report the test's line, not this one
-    if in_ci():
-        pytest.fail(f"{reason}. Under CI (PATTERNLOCK_CI=1) this test must run, not be skipped: "
-                    "the machine lacks what .ci/run is meant to provide.", pytrace=False)
-    pytest.skip(reason)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for marker, fixtures in TIER_FIXTURES.items():
+            if fixtures & set(item.fixturenames):
+                item.add_marker(marker)
 
-
-def unique(prefix):
-    return f"{prefix}{uuid.uuid4().hex[:8]}"
-
-
-# The enroll policy (docs/GUESSING.md) refuses common patterns, and most tests
-# enroll short, simple ones chosen for what they test: their daemons run with the
-# guessing check off. test_policy.py runs the defaults.
-POLICY_OFF = ("--policy-threshold", "0")
-
-
-class Daemon:
-    """A running `patternlockd serve` with its own socket, state dir and key."""
-
-    def __init__(self, base: pathlib.Path, extra_args=(), policy_args=POLICY_OFF):
-        self.base = base
-        self.socket = str(base / "run" / "socket")
-        self.state_dir = str(base / "state")
-        self.key_file = str(base / "etc" / "key")
-        self.extra_args = list(policy_args) + list(extra_args)
-        self.proc = None
-        self.log_path = base / "daemon.log"
-        (base / "run").mkdir(exist_ok=True)
-        (base / "run").chmod(0o755)
-        (base / "etc").mkdir(mode=0o700, exist_ok=True)
-        base.chmod(0o755)
-
-    def args(self):
-        return [str(DAEMON), "serve", "--socket", self.socket,
-                "--state-dir", self.state_dir, "--key-file", self.key_file,
-                "--iterations", str(TEST_ITERATIONS)] + self.extra_args
-
-    def start(self, timeout=20.0):
-        self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daemon exited {self.proc.returncode}: {self.read_log()}")
-            try:
-                if self.request("PING") .startswith("PONG"):
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("daemon did not answer PING: " + self.read_log())
-
-    def read_log(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def kill9(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
-
-    def restart(self):
-        self.stop()
-        return self.start()
-
-    def connect(self, timeout=60.0):
-        """A client connection. Connect blocking, then set the timeout: a Unix socket
-        with a timeout is non-blocking underneath, and its connect fails with EAGAIN
-        whenever the listen backlog is momentarily full."""
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(self.socket)
-        s.settimeout(timeout)
-        return s
-
-    def request(self, line, timeout=60.0):
-        """Send one request line, return the reply line without its LF."""
-        with self.connect(timeout) as s:
-            s.sendall(line.encode() + b"\n")
-            return read_line(s)
-
-    def enroll(self, user, pattern):
-        reply = self.request(f"ENROLL user={user} pattern={pattern}")
-        assert reply.startswith("OK"), reply
-        return reply
-
-    def cli(self, *args, input=None, user=None, env=None):
-        """Run the real client command against this daemon; as `user` via setpriv."""
-        cmd = [str(DAEMON)] + list(args)
-        if user is not None:
-            import pwd
-            pw = pwd.getpwnam(user)
-            cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups"] + cmd
-        e = dict(os.environ)
-        e["PATTERNLOCK_SOCKET"] = self.socket
-        if env:
-            e.update(env)
-        return subprocess.run(cmd, input=input, capture_output=True, text=True,
-                              env=e, timeout=120)
-
-
-def read_line(s):
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        buf += chunk
-    return buf.decode(errors="replace").rstrip("\n")
-
-
-def figure(name, text):
-    """Print a measured figure; with $PATTERNLOCK_FIGURES, also append it there (make stress)."""
-    line = f"FIGURE {name}: {text}"
-    print("\n" + line)
-    path = os.environ.get("PATTERNLOCK_FIGURES")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
-
-
-def records(daemon):
-    """The user records in a daemon's state dir: every file but its `.lock`."""
-    return sorted(n for n in os.listdir(daemon.state_dir) if n != ".lock")
-
-
-def parse_reply(line):
-    """'FAIL remaining=3' -> ('FAIL', {'remaining': '3'})"""
-    from urllib.parse import unquote
-    parts = line.split(" ")
-    fields = {}
-    for p in parts[1:]:
-        k, _, v = p.partition("=")
-        fields[k] = v if k == "recent" else unquote(v)
-    return parts[0], fields
-
-
-# A python3 that unprivileged test users can run (pyenv's lives under /root).
-SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+PAM_D = pathlib.Path("/etc/pam.d")
 
 
 @pytest.fixture
@@ -230,42 +101,23 @@ def make_users():
         names = []
         for _ in range(n):
             name = unique("plt")
-            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
+            add_user(name, "/usr/sbin/nologin", "-N")
             made.append(name)
             names.append(name)
         return names
 
     yield make
     for name in made:
-        subprocess.run(["userdel", name], check=False)
+        remove_user(name)
 
 
 # Valid patterns typed dot by dot: no move passes over a dot not yet used, so the
 # typed digits are the normalized pattern.
-MIDDLE = {(1, 3): 2, (4, 6): 5, (7, 9): 8, (1, 7): 4, (2, 8): 5, (3, 9): 6, (1, 9): 5, (3, 7): 5}
-MIDDLE.update({(b, a): m for (a, b), m in list(MIDDLE.items())})
-
-
-def random_pattern(rng, length, avoid=()):
-    """A valid pattern of `length` dots typed dot by dot, none of `avoid`."""
-    while True:
-        path = [rng.randint(1, 9)]
-        while len(path) < length:
-            options = [d for d in range(1, 10) if d not in path and MIDDLE.get((path[-1], d), path[0]) in path]
-            if not options:
-                break
-            path.append(rng.choice(options))
-        typed = "".join(map(str, path))
-        if len(path) == length and typed not in avoid:
-            return typed
-
-
 @pytest.fixture(scope="session")
 def client_system():
     """One container booted with systemd for the whole run, with patternlock
     installed and the real clients (polkitd, pkttyagent, sshd, saslauthd):
     booted.py. Tests that use it create their own users."""
-    import booted  # booted imports this module: not at the top
 
     with booted.client_system() as system:
         yield system
@@ -274,7 +126,6 @@ def client_system():
 @pytest.fixture(scope="session")
 def project_debs():
     """The .deb packages `make deb` makes, made once per run: {package name: path}."""
-    import trixie  # imports booted, which imports this module: not at the top
 
     if shutil.which("dh") is None or shutil.which("dpkg-deb") is None:
         pytest.fail("debhelper is not installed, and make check builds the packages: "
@@ -289,8 +140,39 @@ def trixie_system(project_debs):
     `make deb` made installed by apt-get and the pam-auth-update profile
     enabled. Its `debs` maps package names to the .deb files installed. Tests
     that use it create their own users."""
-    import trixie
 
     with trixie.trixie_system(project_debs.values()) as system:
         system.debs = project_debs
+        yield system
+
+
+@pytest.fixture
+def pam_service():
+    """Writes /etc/pam.d/<unique> with the given auth lines; removed afterwards.
+    The module's lines list the service in services=: these programs run where
+    logind cannot be seen (pam_support.without_logind), as on a host without
+    logind whose administrator listed sudo and login."""
+    made = []
+
+    def make(auth_lines):
+        name = unique("pltest-")
+        path = PAM_D / name
+        made.append(path)
+        lines = [line + (f" services={name}" if "pam_patternlock" in line and "services=" not in line else "")
+                 for line in auth_lines]
+        path.write_text("# written by patternlock's Tests/system/conftest.py\n"
+                        + "".join(line + "\n" for line in lines)
+                        + "account required pam_permit.so\n"
+                        + "session required pam_permit.so\n")
+        return name
+    yield make
+    for path in made:
+        path.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def booted_system():
+    """This machine booted in a container of its own (booted.py): the install
+    tests change /usr/local and the units, so they do not share the clients' one."""
+    with booted.boot() as system:
         yield system

@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Accounts that are not who they seem, patterns that outlive their account, sudo
+enrolling root by accident, and what root's `status` shows: the real daemon and
+CLI over a real socket, with real users from useradd."""
+import os
+import pathlib
+import pwd
+import re
+import socket
+import stat
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from harness.common import DAEMON, add_user, parse_reply, remove_user
+
+from harness.pam_support import PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, on  # noqa: E402
+
+
+KELVIN = "\u212a"  # KELVIN SIGN: canonically equivalent to "K"
+
+
+@pytest.fixture
+def accounts():
+    """useradd/userdel with names the test chooses; every one removed afterwards."""
+    made = []
+
+    def add(name, *options):
+        made.append(name)
+        return add_user(name, "/usr/sbin/nologin", "-N", *options)
+
+    def delete(name):
+        subprocess.run(["userdel", name], check=True, capture_output=True)
+        made.remove(name)
+
+    add.delete = delete
+    yield add
+    for name in made:
+        remove_user(name)
+
+
+def as_uid(daemon, uid, line):
+    """One request line from a process running as `uid` (SO_PEERCRED sees it)."""
+    script = ("import socket,sys\n"
+              "s=socket.socket(socket.AF_UNIX)\n"
+              f"s.connect({daemon.socket!r})\n"
+              "s.sendall(sys.argv[1].encode()+b'\\n')\n"
+              "b=b''\n"
+              "while not b.endswith(b'\\n'):\n"
+              "    c=s.recv(4096)\n"
+              "    if not c: break\n"
+              "    b+=c\n"
+              "print(b.decode().strip())\n")
+    r = subprocess.run(["setpriv", f"--reuid={uid}", "--regid=65534", "--clear-groups",
+                        "/usr/bin/python3", "-c", script, line],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+# ---- look-alike names ----------------------------------------------------------------
+
+def test_a_look_alike_account_cannot_act_for_the_user_it_imitates(daemon, accounts):
+    victim = "plsr" + uuid.uuid4().hex[:6] + "K"
+    accounts(victim)
+    mimic = accounts(victim[:-1] + KELVIN, "--badname")  # "plsr…K" with U+212A
+    daemon.enroll(victim, RIGHT)
+    before = daemon.request(f"STATUS user={victim}")
+
+    for line in (f"ENROLL user={victim} pattern=2589",
+                 f"VERIFY user={victim} pattern=9876 service=su tty= rhost= ruser=",
+                 f"REMOVE user={victim} current=9876",
+                 f"STATUS user={victim}"):
+        assert as_uid(daemon, mimic.pw_uid, line) == "DENIED", line
+    assert daemon.request(f"STATUS user={victim}") == before, "nothing about the victim changed"
+    assert daemon.request(f"VERIFY user={victim} pattern={RIGHT}") == "OK"
+
+
+def test_the_cli_run_by_a_look_alike_account_is_denied(daemon, accounts):
+    victim = "plsr" + uuid.uuid4().hex[:6] + "K"
+    accounts(victim)
+    mimic = accounts(victim[:-1] + KELVIN, "--badname")
+    r = subprocess.run(["setpriv", f"--reuid={mimic.pw_uid}", "--regid=65534", "--clear-groups",
+                        str(DAEMON), "enroll", victim, "--socket", daemon.socket],
+                       input="2589\n2589\n", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert daemon.request(f"STATUS user={victim}").split()[2] == "enrolled=0"
+
+
+# ---- patterns do not outlive their account -------------------------------------------
+
+def test_a_re_created_account_does_not_inherit_the_old_pattern(daemon, accounts, pam):
+    name = "plre" + uuid.uuid4().hex[:8]
+    old = accounts(name)
+    daemon.enroll(name, RIGHT)
+    accounts.delete(name)
+    new = accounts(name, "-u", str(old.pw_uid + 1000))
+    assert new.pw_uid != old.pw_uid
+
+    assert daemon.request(f"VERIFY user={name} pattern={RIGHT}") == "NOT_ENROLLED"
+    verb, fields = parse_reply(daemon.request(f"STATUS user={name}"))
+    assert (verb, fields["enrolled"], fields["account"]) == ("STATUS", "0", "changed")
+    # The PAM module does not prompt the new account for the old owner's pattern.
+    r = pam.authenticate(name, RIGHT, args=[on(daemon)])
+    assert r.code == PAM_USER_UNKNOWN and r.events == [], r
+    # Root's status flags the record and names the fix.
+    out = daemon.cli("status").stdout
+    assert f"{name}: not enrolled: the pattern on record was enrolled by an earlier account" in out
+    assert f"patternlockd remove {name}" in out
+    # The new owner's own first pattern needs its password: this
+    # daemon cannot have polkit ask for it, so it refuses and writes nothing.
+    r = daemon.cli("enroll", input="2589\n2589\n", user=name)
+    assert r.returncode == 5 and "first pattern" in r.stderr, r.stdout + r.stderr
+    assert parse_reply(daemon.request(f"STATUS user={name}"))[1]["account"] == "changed"
+    # Root enrolls the new owner without the old owner's pattern, and it works.
+    r = daemon.cli("enroll", name, input="2589\n2589\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert daemon.request(f"VERIFY user={name} pattern=2589") == "OK"
+    assert daemon.request(f"VERIFY user={name} pattern={RIGHT}").startswith("FAIL")
+
+
+def test_a_deleted_account_is_flagged_and_root_can_remove_its_record(daemon, accounts):
+    name = "plgo" + uuid.uuid4().hex[:8]
+    accounts(name)
+    daemon.enroll(name, RIGHT)
+    accounts.delete(name)
+    assert daemon.request(f"VERIFY user={name} pattern={RIGHT}") == "NOT_ENROLLED"
+    assert "belongs to an account that no longer exists" in daemon.cli("status", name).stdout
+    assert daemon.request(f"REMOVE user={name}") == "OK"
+    assert name not in os.listdir(daemon.state_dir)
+
+
+# ---- fail closed on an unreadable record ------------------------------------------------
+
+def test_a_user_cannot_replace_a_record_the_daemon_cannot_read(daemon, make_users):
+    (user,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    record = pathlib.Path(daemon.state_dir) / user
+    record.write_text(record.read_text().replace("credential=", "credential=x"))
+    r = daemon.cli("enroll", input="2589\n2589\n", user=user)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "cannot be read" in r.stderr and f"patternlockd remove {user}" in r.stderr
+    assert "credential=x" in record.read_text(), "the record was not replaced"
+
+
+def test_a_record_that_cannot_be_read_now_gets_one_answer_from_every_command(daemon, make_users):
+    """A socket in the record's place: open(2) fails with ENXIO, so the record may
+    well exist (and be locked). Every command says the daemon could not read its
+    state and exits 7 (daemon error): never "no pattern", never "unlocked", and never
+    a database, which this host does not have. Nothing is changed."""
+    (user,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    record = pathlib.Path(daemon.state_dir) / user
+    record.unlink()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stand_in:
+        stand_in.bind(str(record))
+        commands = [
+            (("verify", user), None, RIGHT + "\n"),
+            (("verify",), user, RIGHT + "\n"),
+            (("status", user), None, None),
+            (("status",), user, None),
+            (("reset", user), None, None),
+            (("reset", "--all"), None, None),
+            (("enroll",), user, "2589\n2589\n"),
+            (("remove",), user, RIGHT + "\n"),
+        ]
+        said = []
+        for args, as_user, typed in commands:
+            r = daemon.cli(*args, input=typed, user=as_user)
+            said.append((args, as_user, r.returncode, r.stderr.strip()))
+        for args, as_user, code, stderr in said:
+            assert code == 7, said
+            assert "patternlockd could not read or write its state" in stderr, said
+            assert "database" not in stderr, said
+        assert stat.S_ISSOCK(record.lstat().st_mode), "the record's place was left as it was"
+
+
+# ---- sudo patternlockd enroll -----------------------------------------------------------
+
+@pytest.fixture
+def sudoer(make_users):
+    """A user allowed to run build/patternlockd as root without a password."""
+    (user,) = make_users(1)
+    snippet = pathlib.Path("/etc/sudoers.d") / ("pltest_" + uuid.uuid4().hex[:8])
+    snippet.write_text(f"# written by patternlock's Tests/system/daemon/test_accounts.py\n"
+                       f"Defaults:{user} !lecture\n"
+                       f"{user} ALL=(root) NOPASSWD: {DAEMON}\n")
+    snippet.chmod(0o440)
+    try:
+        check = subprocess.run(["visudo", "-cf", str(snippet)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        yield user
+    finally:
+        snippet.unlink(missing_ok=True)
+
+
+def test_sudo_patternlockd_enroll_enrolls_the_user_who_ran_sudo_not_root(daemon, sudoer):
+    pw = pwd.getpwnam(sudoer)
+    r = subprocess.run(["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups",
+                        "sudo", "-n", str(DAEMON), "enroll", "--socket", daemon.socket],
+                       input="1397\n1397\n", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"this is the pattern of {sudoer} (not root)" in r.stderr
+    assert f"Pattern enrolled for {sudoer}" in r.stdout
+    assert daemon.request("STATUS user=root").split()[2] == "enrolled=0"
+    assert daemon.request(f"VERIFY user={sudoer} pattern=1397") == "OK"
+
+
+def test_a_sudo_user_that_is_no_account_is_refused_with_the_fix(daemon):
+    r = daemon.cli("enroll", input="1397\n1397\n", env={"SUDO_USER": "nosuchuser" + uuid.uuid4().hex[:6]})
+    assert r.returncode == 64, r.stdout + r.stderr
+    assert "Name the user: sudo patternlockd enroll USER" in r.stderr
+    assert daemon.request("STATUS user=root").split()[2] == "enrolled=0"
+
+
+# ---- what root's status shows ---------------------------------------------------------------
+
+def test_status_shows_control_and_bidi_characters_escaped(daemon, make_users):
+    (user,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    # U+202E RIGHT-TO-LEFT OVERRIDE, U+0085 NEXT LINE (C1), ESC, U+200B ZERO WIDTH SPACE
+    reply = daemon.request(f"VERIFY user={user} pattern=9876 service=su%E2%80%AEdus "
+                           f"tty=pts%C2%85x rhost=a%1B%5B31mb ruser=z%E2%80%8Bz")
+    assert reply.startswith("FAIL"), reply
+    r = daemon.cli("status", user)
+    assert r.returncode == 0, r.stderr
+    for bad in ("\u202e", "\u0085", "\x1b", "\u200b"):
+        assert bad not in r.stdout, repr(r.stdout)
+    assert "su\\u{202E}dus" in r.stdout and "pts\\u{85}x" in r.stdout and "a\\u{1B}[31mb" in r.stdout
+
+
+def test_a_long_failure_history_breaks_neither_pam_nor_roots_status(make_daemon, accounts, pam):
+    daemon = make_daemon("--unlock-after", "1")
+    tag = uuid.uuid4().hex[:6]
+    first, last = "pla" + tag, "plz" + tag   # `status` lists them in this order
+    accounts(first)
+    accounts(last)
+    daemon.enroll(first, RIGHT)
+    daemon.enroll(last, RIGHT)
+    long = "%E2%80%AE" * 21  # 63 bytes, 189 once encoded: every field as long as it may be
+    for _ in range(3):       # three timed locks: far more history than one lock makes
+        for _ in range(5):
+            assert daemon.request(f"VERIFY user={first} pattern=9876 service={long} tty={long} "
+                                  f"rhost={long} ruser=").startswith(("FAIL", "LOCKED"))
+        time.sleep(1.2)
+    status = daemon.request(f"STATUS user={first}")
+    assert len(status.encode()) < 4096, len(status.encode())
+    verb, _ = parse_reply(status)
+    assert verb == "STATUS"
+    r = pam.authenticate(first, RIGHT, args=[on(daemon)])
+    assert r.code == PAM_SUCCESS, r
+    r = daemon.cli("status")
+    assert r.returncode == 0, r.stderr
+    assert f"{first}: enrolled" in r.stdout and f"{last}: enrolled" in r.stdout
+
+
+# ---- --unlock-after ----------------------------------------------------------------------------
+
+def test_unlock_after_is_bounded_with_a_sentence(shared_tmp):
+    r = subprocess.run([str(DAEMON), "serve", "--socket", str(shared_tmp / "s"),
+                        "--state-dir", str(shared_tmp / "state"), "--key-file", str(shared_tmp / "key"),
+                        "--unlock-after", "9223372036854775000"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 64, r.stdout + r.stderr
+    assert "--unlock-after must be 0" in r.stderr and "31536000 (a year)" in r.stderr
+    assert not (shared_tmp / "state").exists() and not (shared_tmp / "key").exists()
+
+
+def test_a_lock_time_near_the_end_of_time_does_not_kill_the_daemon(make_daemon, make_users):
+    daemon = make_daemon("--unlock-after", "31536000")
+    (user,) = make_users(1)
+    daemon.enroll(user, RIGHT)
+    record = pathlib.Path(daemon.state_dir) / user
+    daemon.stop()
+    text = record.read_text()
+    text = re.sub(r"failures=\d+", "failures=5", text)
+    record.write_text(re.sub(r"locked_since=\d+", "locked_since=9223372036854775000", text))
+    daemon.start()
+    assert daemon.request(f"VERIFY user={user} pattern={RIGHT}").startswith("LOCKED")
+    assert daemon.request(f"STATUS user={user}").startswith("STATUS ")
+    r = daemon.cli("status", user)
+    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr   # 2: locked
+    assert daemon.proc.poll() is None

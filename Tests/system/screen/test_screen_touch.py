@@ -1,0 +1,470 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The lock screen, patternlock-screen, driven by touch. No compositor on these
+machines can inject touch (no /dev/uinput, no DRM: docs in
+Tests/wayland-server/README.md), so the REAL locker runs on
+build/pl-test-compositor, a minimal Wayland server of our own that implements
+ext-session-lock-v1 and sends wl_touch events from its control channel. The
+locker runs as a throwaway user with the real module and the real daemon, in a
+private mount namespace whose /etc/pam.d holds only its service (the
+documented common-auth with the test daemon's socket). The dots are found on
+the locker's first screenshot, never assumed.
+
+Screenshots land in build/screen-touch/."""
+import os
+import pathlib
+import pwd
+import re
+import shutil
+import signal
+import time
+
+import pytest
+
+
+from harness.pam_support import RIGHT  # noqa: E402
+from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
+                            find_grid, locker_available, ocr, write_pam_d)
+
+
+SHOTS = ROOT / "build" / "screen-touch"
+# A wrong pattern whose every move is to a neighbouring dot, so no move
+# passes near a dot it does not take, whatever the locker's hit radius.
+WRONG_DRAG = [1, 4, 7, 8]
+RIGHT_DRAG = [int(d) for d in RIGHT]  # 1-2-3-5: neighbours too
+# Motion events a move from one dot to the next: a finger, not a jump.
+STEPS = 8
+
+
+@pytest.fixture(scope="module")
+def compositor_built():
+    locker_available()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return build_compositor()
+
+
+class Screen:
+    """One test server and the locker on it, locked, with the pattern prompt
+    up and the grid found on the idle screenshot."""
+
+    def __init__(self, user, pam_d, log_dir, name, binary, mode="800x600", scale=1):
+        self.user = user
+        self.pam_d = pam_d
+        self.binary = binary
+        self.name = name
+        self.compositor = Compositor(user, mode, scale, log=log_dir / f"{name}-compositor.log")
+        self.lockers = []
+        self.locker = self.start_locker()
+        self.idle, self.fields = self.shot("idle")
+        self.grid = find_grid(self.idle, scale)
+
+    def start_locker(self):
+        locker = Locker(self.user, self.compositor, self.pam_d, self.binary)
+        self.lockers.append(locker)
+        assert locker.wait_ready(), "patternlock-screen never said it was locked:\n" + "\n".join(locker.lines)
+        assert self.compositor.state()["state"] == "locked"
+        assert self.compositor.wait_frame(0) is not None, "the locker drew no frame"
+        locker.debug(r"^prompt kind=pattern$")
+        self.quiet()
+        return locker
+
+    def quiet(self, quiet_ms=300):
+        """Waits until the locker has drawn for a while nothing more."""
+        count = self.compositor.commits()
+        while (more := self.compositor.wait_frame(count, quiet_ms)) is not None:
+            count = more
+        return count
+
+    def shot(self, label):
+        path = SHOTS / f"{self.name}-{label}.png"
+        return self.compositor.screenshot(path)
+
+    def touch(self, line):
+        return int(self.compositor.ok(f"touch {line}")["commits"])
+
+    def glide(self, finger, start, end):
+        """Motion events from `start` to `end` (surface coordinates)."""
+        (ax, ay), (bx, by) = start, end
+        for i in range(1, STEPS + 1):
+            x, y = ax + (bx - ax) * i / STEPS, ay + (by - ay) * i / STEPS
+            commits = self.touch(f"motion {finger} {x:.2f} {y:.2f}")
+        return commits
+
+    def drag(self, dots, finger=0, lift=True):
+        """A finger put on the first dot and moved through the others' centres."""
+        x, y = self.grid.at(dots[0])
+        commits = self.touch(f"down {finger} {x:.2f} {y:.2f}")
+        for a, b in zip(dots, dots[1:]):
+            commits = self.glide(finger, self.grid.at(a), self.grid.at(b))
+        if lift:
+            commits = self.touch(f"up {finger}")
+        return commits
+
+    def settled_shot(self, after, label):
+        """The screenshot once the locker drew after commit `after` and then
+        nothing more for a while."""
+        self.compositor.settle(after)
+        return self.shot(label)[0]
+
+    def close(self):
+        for locker in self.lockers:
+            locker.close()
+        self.compositor.close()
+
+
+@pytest.fixture
+def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    """Starts Screens for the enrolled user (pattern RIGHT) on the real daemon."""
+    # The locker and the module as built, where the test user can reach them
+    # whatever the checkout's permissions.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    locker = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    made = []
+
+    def start(name, module_options="", **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options)
+        s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
+        made.append(s)
+        return s
+    yield start
+    for s in made:
+        s.close()
+
+
+def verify_results(daemon, user, expected=0, timeout=10):
+    """The result= of each verify the daemon logged for `user`, in order, with
+    the PAM service it came through; waiting up to `timeout` for `expected`
+    of them (the daemon logs a request after it answered it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = []
+        for line in daemon.read_log().splitlines():
+            if "patternlockd: verify " in line and f" user={user} " in line:
+                service = re.search(r" service=(\S+)", line)
+                out.append((service.group(1) if service else None, re.search(r" result=(\S+)", line).group(1)))
+        if len(out) >= expected or time.monotonic() > deadline:
+            return out
+        time.sleep(0.05)
+
+
+def unlocked(screen, locker):
+    """The locker exited 0 after telling PAM approved, and the server saw
+    unlock_and_destroy."""
+    assert locker.wait(30) == 0, "\n".join(locker.lines)
+    locker.debug(r"^attempt result=success$")
+    locker.debug(r"^unlocked$")
+    state = screen.compositor.state()
+    assert state["state"] == "unlocked" and state["unlocks"] == "1", state
+
+
+def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled):
+    s = screens("right")
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
+    # The module reads its answer in its layout's keys: the screen must write the
+    # drawn dots as the keys they sit on, or every pattern is wrong and counted.
+    s = screens("numpad", module_options="layout=numpad")
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def pam_children(user):
+    """The pids of the locker's PAM children running as `user`."""
+    uid = pwd.getpwnam(user).pw_uid
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid and \
+                    b"--pam-child" in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
+def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(screens, live, enrolled):
+    # fd 3 is the conversation: a program a PAM module runs (pam_exec, a
+    # helper) must not get it across exec, or it could write a result.
+    s = screens("cloexec")
+    children = pam_children(enrolled)
+    assert len(children) == 1, children
+    fdinfo = pathlib.Path(f"/proc/{children[0]}/fdinfo/3").read_text()
+    flags = int(re.search(r"^flags:\s+(\d+)", fdinfo, re.M).group(1), 8)
+    assert "socket:" in os.readlink(f"/proc/{children[0]}/fd/3")
+    assert flags & os.O_CLOEXEC, fdinfo
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+
+
+def test_a_wrong_touch_drag_turns_the_path_red_and_shows_the_attempts_left(screens, live, enrolled):
+    s = screens("wrong")
+    mark = len(s.locker.lines)
+    commits = s.drag(WRONG_DRAG)
+    # The module's message; the attempt ends there.
+    s.locker.debug(r"^message Wrong pattern .* 4 attempts left\.$", start=mark)
+    # Every frame for the next seconds: the red lasts about one.
+    frames = []
+    deadline = time.monotonic() + 3
+    while (left := deadline - time.monotonic()) > 0:
+        more = s.compositor.wait_frame(commits, int(left * 1000) + 1)
+        if more is None:
+            break
+        commits = more
+        frames.append(s.shot(f"after-{len(frames)}")[0])
+    reds = [s.grid.red(image) for image in frames]
+    assert set(WRONG_DRAG) in reds, f"no frame shows exactly the drawn dots red: {reds}"
+    red_frame = frames[reds.index(set(WRONG_DRAG))]
+    shutil.copy(red_frame.path, SHOTS / "wrong-red.png")
+    texts = []
+    for image in frames:  # OCR takes seconds a frame: stop at the first that says it
+        texts.append(ocr(image.path))
+        if re.search(r"\b4 attempts left\b", texts[-1]):
+            break
+    else:
+        raise AssertionError(f"no frame says '4 attempts left' to OCR: {texts}")
+    assert s.locker.proc.poll() is None
+    assert s.compositor.state()["state"] == "locked"
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "FAIL,remaining=4")]
+
+
+def test_a_touch_cancel_clears_the_path(screens, live, enrolled):
+    s = screens("cancel")
+    mark = len(s.locker.lines)
+    s.drag([1, 2], lift=False)
+    commits = s.glide(0, s.grid.at(2), s.grid.between(2, 3, 0.3))
+    drawing = s.settled_shot(commits, "drawing")
+    assert s.grid.lit(drawing, s.idle) == {1, 2}
+    commits = s.touch("cancel")
+    cleared = s.settled_shot(commits, "cancelled")
+    assert s.grid.lit(cleared, s.idle) == set()
+    assert s.locker.said(r"^(attempt|too short)", start=mark) == []
+    assert verify_results(live, enrolled) == []
+    # Nothing was counted or left behind: the right pattern still unlocks.
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_second_finger_neither_lights_dots_nor_ends_the_path(screens, live, enrolled):
+    s = screens("fingers")
+    mark = len(s.locker.lines)
+    x, y = s.grid.at(1)
+    s.touch(f"down 0 {x:.2f} {y:.2f}")
+    commits = s.glide(0, s.grid.at(1), s.grid.between(1, 2, 0.4))
+    assert s.grid.lit(s.settled_shot(commits, "one-finger"), s.idle) == {1}
+    s.drag([5, 6, 9, 8], finger=1)  # down, motion over three dots, up
+    # A small move of the first finger: the frame drawn after it comes after
+    # every event of the second.
+    commits = s.glide(0, s.grid.between(1, 2, 0.4), s.grid.between(1, 2, 0.45))
+    assert s.grid.lit(s.settled_shot(commits, "second-finger"), s.idle) == {1}
+    assert s.locker.said(r"^(attempt|too short)", start=mark) == []
+    # The first finger's path goes on through the right pattern and unlocks.
+    s.glide(0, s.grid.between(1, 2, 0.45), s.grid.at(2))
+    for a, b in zip(RIGHT_DRAG[1:], RIGHT_DRAG[2:]):
+        s.glide(0, s.grid.at(a), s.grid.at(b))
+    s.touch("up 0")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+@pytest.mark.parametrize("scale", [1, 2])
+def test_the_buffer_follows_the_output_scale_and_touch_lands_on_the_dots(screens, live, enrolled, scale):
+    # The same 800x600 of surface at either scale: a scale-2 output has twice
+    # the pixels each way, and so must the locker's buffer.
+    s = screens(f"scale{scale}", mode=f"{800 * scale}x{600 * scale}", scale=scale)
+    assert (s.fields["width"], s.fields["height"], s.fields["scale"]) == \
+        (str(800 * scale), str(600 * scale), str(scale))
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_killed_locker_leaves_the_session_locked_until_a_new_one_unlocks(screens, live, enrolled):
+    s = screens("killed")
+    x, y = s.grid.at(1)
+    s.touch(f"down 0 {x:.2f} {y:.2f}")  # killed mid-gesture
+    s.locker.proc.send_signal(signal.SIGKILL)
+    s.locker.proc.wait(10)
+    deadline = time.monotonic() + 10
+    while (state := s.compositor.state())["state"] == "locked" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state["state"] == "abandoned" and state["unlocks"] == "0", state
+    time.sleep(1)
+    assert s.compositor.state()["state"] == "abandoned"
+    # A new locker takes over the abandoned lock and unlocks it with the pattern.
+    s.locker = s.start_locker()
+    s.idle = s.shot("new-idle")[0]
+    s.grid = find_grid(s.idle, 1)
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_second_locker_is_refused_and_the_first_keeps_the_lock(screens, live, enrolled):
+    s = screens("second")
+    second = Locker(s.user, s.compositor, s.pam_d, s.binary)
+    s.lockers.append(second)
+    assert second.wait(30) != 0, "a second locker exited 0 while the first held the lock"
+    state = s.compositor.state()
+    assert state["state"] == "locked" and state["finished"] == "1", state
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+
+
+def test_a_touch_drag_of_three_dots_is_too_short_and_not_counted(screens, live, enrolled):
+    s = screens("short")
+    mark = len(s.locker.lines)
+    commits = s.drag([1, 2, 3])
+    s.locker.debug(r"^too short$", start=mark)
+    shown = s.settled_shot(commits, "too-short")
+    assert "Connect at least 4 dots" in ocr(shown.path)
+    assert s.locker.said(r"^attempt", start=mark) == []
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_after_a_wrong_pattern_the_grid_comes_back_at_once_and_the_right_pattern_unlocks(screens, live, enrolled):
+    # A wrong pattern ends the attempt (the profile's auth_err=die): no
+    # password prompt follows, the next attempt asks the pattern again, so a
+    # touch screen with no keyboard is never left in front of a password field.
+    s = screens("grid-again")
+    mark = len(s.locker.lines)
+    s.drag(WRONG_DRAG)
+    failed = s.locker.debug(r"^attempt result=failure$", start=mark)
+    s.locker.debug(r"^prompt kind=pattern$", start=failed)
+    assert not s.locker.said(r"^prompt kind=password$", start=mark), "\n".join(s.locker.lines[mark:])
+    s.quiet(1500)  # the red clears after about a second
+    again = s.shot("grid-again")[0]
+    assert s.grid.lit(again, s.idle) == set(), "the grid, clear, for the next pattern"
+    assert "Password" not in ocr(again.path)
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 2) == [("patternlock-screen", "FAIL,remaining=4"),
+                                                 ("patternlock-screen", "OK")]
+
+
+def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next(
+        compositor_built, user, shared_tmp, tmp_path):
+    # A stack that refuses before any prompt (as pam_faillock's preauth does for
+    # a locked user): the locker must not spawn PAM children in a tight loop.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-deny"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_deny.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "deny-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^attempt result=failure$")
+        time.sleep(2)
+        assert len(locker.said(r"^attempt result=failure$")) == 1, "\n".join(locker.lines)
+        # A tap is the user: one more attempt, and again only one.
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt result=failure$", start=mark)
+        time.sleep(1)
+        assert len(locker.said(r"^attempt result=failure$")) == 2, "\n".join(locker.lines)
+        assert locker.proc.poll() is None
+        assert compositor.state()["state"] == "locked"
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unlocks(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours that hangs the first time it runs (pam_exec of a
+    # script that sleeps): the drawn pattern waits for a prompt that never comes.
+    # After LockScreen.stuckSeconds the screen says so, a tap starts a new
+    # attempt, and the pattern drawn then unlocks.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    hang = binaries / "hang-once"
+    hang.write_text(f"#!/bin/sh\nmkdir {marks}/hung 2>/dev/null && exec sleep 600\nexit 0\n")
+    hang.chmod(0o755)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth optional pam_exec.so quiet {hang}\n" + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        compositor.settle(0)
+        grid = find_grid(compositor.screenshot(SHOTS / "hang-idle.png")[0], 1)
+
+        def drag(dots):
+            x, y = grid.at(dots[0])
+            compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+            for a, b in zip(dots, dots[1:]):
+                (ax, ay), (bx, by) = grid.at(a), grid.at(b)
+                for i in range(1, STEPS + 1):
+                    compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
+            compositor.ok("touch up 0")
+
+        drag(RIGHT_DRAG)
+        locker.debug(r"^no answer from PAM for \d+ s$", timeout=20)
+        time.sleep(0.3)
+        assert "Tap or press Escape to start again" in ocr(compositor.screenshot(SHOTS / "hang-stuck.png")[0].path)
+        mark = len(locker.lines)
+        x, y = grid.at(5)
+        compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+        compositor.ok("touch up 0")
+        locker.debug(r"^attempt abandoned$", start=mark)
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        drag(RIGHT_DRAG)
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+        assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def test_the_pattern_typed_on_the_keyboard_unlocks(screens, live, enrolled):
+    # The keyboard edge: xkbcommon's text for each key, into the screen's state.
+    s = screens("typed")
+    s.compositor.ok("type " + RIGHT)
+    s.compositor.ok("key Return")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
+        compositor_built, user, shared_tmp, tmp_path):
+    # As an empty password under pam_unix nullok: PAM succeeds at lock time with
+    # nobody at the machine. The session stays locked until a person acts.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    pam_d = shared_tmp / "pam.d-permit"
+    pam_d.mkdir(mode=0o755)
+    (pam_d / SERVICE).write_text("auth required pam_permit.so\naccount required pam_permit.so\n")
+    compositor = Compositor(user, log=tmp_path / "permit-compositor.log")
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        time.sleep(2)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        assert "Tap or press a key to unlock" in ocr(compositor.screenshot(SHOTS / "held.png")[0].path)
+        compositor.ok("touch down 0 5 5")
+        assert locker.wait(10) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()
