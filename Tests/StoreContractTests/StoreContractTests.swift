@@ -13,7 +13,7 @@ import PatternLockPostgres
 /// a server it is given: the file store always; a real PostgreSQL when the tests
 /// are built with the PostgreSQL trait and `PATTERNLOCK_TEST_POSTGRES` names it
 /// (a libpq URI, `postgresql://ROLE@/DB?host=/socket/dir&port=N`). `make
-/// test-store-contract` starts a private server for it (Tests/system/pg_support.py).
+/// test-store-contract` starts a private server for it (Tests/system/harness/pg_support.py).
 @Suite("StoreContract", .serialized)
 struct StoreContractTests {
     /// The stores this run holds to the contract.
