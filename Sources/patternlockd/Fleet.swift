@@ -83,7 +83,8 @@ enum Fleet {
             throw ExitCode(1)
         } catch let e as ExitCode {
             throw e
-        } catch where anyError {
+        } catch {
+            guard anyError else { throw error }
             printError("\(error)")
             throw ExitCode(1)
         }

@@ -266,7 +266,10 @@ private func tag(
             #expect(t.credential.isBound(user: t.user, uid: t.uid, pepper: fleetKey) == true)
         }
         #expect(first.ledger.recorded == 1)
-        #expect(first.lines.suffix(3) == [.out("alice (uid 1000): tagged."), .out("bob (uid 1001): tagged."), .out("Tagged 2 credentials in \(url).")])
+        #expect(
+            first.lines.suffix(3) == [
+                .out("alice (uid 1000): tagged."), .out("bob (uid 1001): tagged."), .out("Tagged 2 credentials in \(url)."),
+            ])
     }
 
     @Test func onceRecordedAYesNeedsAReasonToTagAgain() throws {
