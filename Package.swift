@@ -34,17 +34,22 @@ let package = Package(
         // The daemon as a library: server, listener, request handling and authorization,
         // accounts, logging, and the client side of the socket. Unit-tested without a socket.
         .target(name: "PatternLockDaemon", dependencies: ["PatternLockWire", "PatternLock", "CPatternLockShims"]),
+        // A fleet's administration that needs no database connection: the database
+        // password file's checks, `db import`'s validation and tagging, `db tag`'s
+        // sorting of rows and its loop, and their sentences. Built with or without the
+        // PostgreSQL trait, so Tests/PatternLockFleetTests run without a server.
+        .target(name: "PatternLockFleet", dependencies: ["PatternLock", "PatternLockWire"]),
         // The PostgreSQL store. Without the PostgreSQL trait it compiles to nothing and pulls in no NIO.
         .target(
             name: "PatternLockPostgres",
             dependencies: [
-                "PatternLock", "CPatternLockShims",
+                "PatternLock", "PatternLockFleet", "CPatternLockShims",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ]),
         .executableTarget(
             name: "patternlockd",
             dependencies: [
-                "PatternLockDaemon", "PatternLockWire", "PatternLock", "CPatternLockShims",
+                "PatternLockDaemon", "PatternLockWire", "PatternLock", "PatternLockFleet", "CPatternLockShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
@@ -78,6 +83,7 @@ let package = Package(
             dependencies: [
                 "PatternLock", .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
+        .testTarget(name: "PatternLockFleetTests", dependencies: ["PatternLockFleet", "PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockScreenTests", dependencies: ["PatternLockScreen", "PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.

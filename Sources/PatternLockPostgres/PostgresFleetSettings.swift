@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #if PostgreSQL
 import PatternLock
+import PatternLockFleet
 import PostgresNIO
 
 /// The fleet's one row of settings: the check value that proves every host holds
@@ -53,16 +54,6 @@ extension PostgresStore {
     private static func hexHMAC(_ text: String, _ pepper: Pepper) -> String {
         HMACSHA256.authenticate(Array(text.utf8), key: pepper.bytes)
             .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
-
-    /// What the database says about the owner tags (`db tag`).
-    public enum OwnerTagsRecord: Sendable, Equatable {
-        /// Nothing recorded: a fleet that began before tags and has not run `db tag --yes` since.
-        case none
-        /// Recorded with the fleet's key, at this time (the database's clock).
-        case done(at: Int64?)
-        /// Something is recorded that the fleet's key did not make.
-        case notTheKeys
     }
 
     /// Reads the fleet's settings (first storing `proposal` and this key's check

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #if PostgreSQL
 import PatternLock
+import PatternLockFleet
 import PostgresNIO
 #if canImport(Glibc)
 import Glibc
@@ -244,58 +245,16 @@ extension PostgresStore {
         }
     }
 
-    /// What `db tag` finds in `patternlock_users`.
-    public struct UntaggedRows: Sendable {
-        /// The rows whose credential has no owner tag (written by a fleet daemon
-        /// before tags) and whose salt no other row holds, with the uid the row holds
-        /// (as the database holds it: a value no uid can have is the caller's to refuse).
-        public var untagged: [(user: String, uid: Int64?, credential: Credential)] = []
-        /// The rows without an owner tag whose salt another row holds, with the users
-        /// of those rows: copied from one to the other, never tagged.
-        public var copies: [(user: String, sharing: [String])] = []
-        /// The rows whose credential cannot be read at all.
-        public var unreadable: [String] = []
-        /// The rows whose user name no account can have (`UserName.isValid`), as the
-        /// database holds them: no daemon writes one, so a writer of the table did,
-        /// and the name may hold control sequences. Never tagged; shown escaped.
-        public var invalidNames: [String] = []
-    }
-
-    /// The rows `db tag` may tag, and the ones it must not. A credential's hash does
-    /// not depend on its user, so one copied onto another user's row with its tag
-    /// stripped would, once tagged, open that account with the copier's pattern. The
-    /// daemons draw every salt from 16 random bytes, which never repeat: an untagged
-    /// row whose salt another row holds, tagged or not, is such a copy or its source.
+    /// The rows of `patternlock_users`, sorted by `UntaggedRows` into the ones
+    /// `db tag` may tag and the ones it must not (copies by salt, unreadable
+    /// credentials, names no account can have).
     public func untaggedCredentials() throws(StoreError) -> UntaggedRows {
         try call { client in
             let rows = try await client.query(
                 "SELECT user_name, uid, credential FROM patternlock_users ORDER BY user_name COLLATE \"C\"")
-            var found = UntaggedRows()
-            var all: [(user: String, uid: Int64?, credential: Credential)] = []
-            var bySalt: [[UInt8]: [String]] = [:]
-            for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) {
-                guard UserName.isValid(user) else {
-                    found.invalidNames.append(user)
-                    // Its salt still marks a copy of it in a row with a valid name.
-                    if let credential = try? Credential(phc: phc) { bySalt[credential.salt, default: []].append(user) }
-                    continue
-                }
-                guard let credential = try? Credential(phc: phc) else {
-                    found.unreadable.append(user)
-                    continue
-                }
-                all.append((user, uid, credential))
-                bySalt[credential.salt, default: []].append(user)
-            }
-            for row in all where row.credential.ownerTag == nil {
-                let sharing = (bySalt[row.credential.salt] ?? []).filter { $0 != row.user }
-                if sharing.isEmpty {
-                    found.untagged.append(row)
-                } else {
-                    found.copies.append((row.user, sharing))
-                }
-            }
-            return found
+            var all: [(user: String, uid: Int64?, phc: String)] = []
+            for try await (user, uid, phc) in rows.decode((String, Int64?, String).self) { all.append((user, uid, phc)) }
+            return UntaggedRows(rows: all)
         }
     }
 
@@ -351,4 +310,6 @@ extension PostgresStore {
         }
     }
 }
+/// `db tag` writes its tags and its record through the fleet's store.
+extension PostgresStore: OwnerTagWriter {}
 #endif

@@ -2,6 +2,7 @@
 import ArgumentParser
 import PatternLock
 import PatternLockDaemon
+import PatternLockFleet
 import PatternLockWire
 #if canImport(Glibc)
 import Glibc
@@ -158,7 +159,7 @@ extension PatternLockd {
                     store = fleet
                 } catch { try die(error.description) }
                 #else
-                try die(Fleet.notBuilt)
+                try die(FleetSupport.notBuilt)
                 #endif
             }
             let service = PatternService(

@@ -55,7 +55,7 @@ extension PatternLockd {
                         let error = failure(for: reply, user: u)
                         // One user asked for: the error is the whole answer, said once (by `fail`).
                         if users.count == 1 { throw error }
-                        print("\(Self.escaped(u)): \(error.description)")
+                        print("\(TerminalText.escaped(u)): \(error.description)")
                         if firstError == nil { firstError = error }
                         continue
                     }
@@ -94,12 +94,12 @@ extension PatternLockd {
                     asRoot
                     ? "unlock with: patternlockd reset \(s.user)"
                     : "ask an administrator to run: patternlockd reset \(s.user)"
-                state = "LOCKED since \(timestamp(s.lockedSince))\(until); \(how)"
+                state = "LOCKED since \(TerminalText.timestamp(s.lockedSince))\(until); \(how)"
             } else {
                 state =
                     "enrolled, \(s.failures) failure\(s.failures == 1 ? "" : "s"), \(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left"
             }
-            lines.append("\(escaped(s.user)): \(state)")
+            lines.append("\(TerminalText.escaped(s.user)): \(state)")
             if s.enrolled { lines.append("  hash: PBKDF2-HMAC-SHA256, \(s.iterations) iterations") }
             if !s.recent.isEmpty {
                 // Columns as wide as their longest cell (escaped), so long names do
@@ -108,10 +108,10 @@ extension PatternLockd {
                 let fleet = s.recent.contains { !$0.host.isEmpty }
                 let header = ["When"] + (fleet ? ["Host"] : []) + ["By", "Service", "TTY", "Remote host", "From", "UID"]
                 let rows = s.recent.map { f in
-                    ([timestamp(f.when)] + (fleet ? [f.host] : []) + [
+                    ([TerminalText.timestamp(f.when)] + (fleet ? [f.host] : []) + [
                         by(f), f.service, f.tty, f.rhost, f.ruser, String(f.uid),
                     ])
-                    .map { $0.isEmpty ? "-" : escaped($0) }
+                    .map { $0.isEmpty ? "-" : TerminalText.escaped($0) }
                 }
                 let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max() ?? 0 }
                 for row in [header] + rows {
@@ -133,34 +133,6 @@ extension PatternLockd {
             let name = Accounts.name(of: caller) ?? "uid \(caller)"
             guard !f.session.isEmpty else { return f.seat.isEmpty ? name : "\(name) (\(f.seat))" }
             return "\(name) (session \(f.session)\(f.seat.isEmpty ? "" : ", \(f.seat)"))"
-        }
-
-        /// Client-supplied text (PAM service, tty, remote host) made safe for root's
-        /// terminal: C0 and C1 controls, DEL, and the invisible format characters
-        /// (bidi overrides such as U+202E, zero-width spaces) are shown as `\u{XXXX}`.
-        static func escaped(_ s: String) -> String {
-            var out = ""
-            for scalar in s.unicodeScalars {
-                switch scalar.properties.generalCategory {
-                case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                default:
-                    if scalar == "\\" { out += "\\\\" } else { out.unicodeScalars.append(scalar) }
-                }
-            }
-            return out
-        }
-
-        /// Local time with its zone ("2025-01-31 14:02:07 CET"): the daemon's log is
-        /// UTC, and a time without a zone cannot be matched with it.
-        static func timestamp(_ t: Int64) -> String {
-            var time = time_t(t)
-            var tmv = tm()
-            // A time no calendar can show (a damaged record) is shown as the number.
-            guard localtime_r(&time, &tmv) != nil else { return "@\(t)" }
-            var buf = [CChar](repeating: 0, count: 64)
-            guard strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S %Z", &tmv) > 0 else { return "@\(t)" }
-            return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 }

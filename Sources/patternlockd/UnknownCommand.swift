@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import PatternLockWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,7 @@ enum UnknownCommand {
             return
                 "patternlockd takes the user as an argument, not \(first): patternlockd status USER shows one user, patternlockd reset USER unlocks one, patternlockd remove USER deletes a pattern."
         }
-        let printable = PatternLockd.Status.escaped(first)
+        let printable = TerminalText.escaped(first)
         guard let name = aliases[first.lowercased()] ?? closest(to: first.lowercased()),
             let command = commands.first(where: { $0.name == name })
         else { return "Unknown command '\(printable)'. \(list)" }
