@@ -230,7 +230,10 @@ public struct LockScreen: Sendable {
             answeredPattern = false
             flashing = true
             effects.append(.startFlash)
-        } else if !gesture.active {
+        } else if !gesture.active && !flashing {
+            // During the red of the pattern the last attempt refused (the fifth,
+            // after which the next attempt asks the password at once) the path
+            // stays red for its whole second: flashEnded clears it.
             gesture.clear()
             clearTypedKeys()
         }

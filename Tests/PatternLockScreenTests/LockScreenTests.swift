@@ -263,6 +263,21 @@ struct LockScreenTests {
         #expect(s.release(touch: 2).isEmpty)
     }
 
+    @Test("the pattern that locked it stays red for its whole flash when the next attempt asks the password at once")
+    func redLastsIntoThePasswordPrompt() {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6], touch: 4)
+        _ = s.pamError("Wrong pattern. Pattern unlock is now locked.")
+        #expect(answers(s.pamResult(success: false)) == [.startFlash, .restartAttempt])
+        s.attemptStarted()
+        _ = s.pamError("Pattern unlock is locked after 5 failed attempts.")
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(s.flashing && s.showsGrid && s.gesture.dots == [1, 2, 3, 6])
+        s.flashEnded()
+        #expect(s.gesture.dots.isEmpty && !s.showsGrid && s.showsField)
+    }
+
     @Test("the child lost without a result: a new attempt")
     func lost() {
         var s = screen()
