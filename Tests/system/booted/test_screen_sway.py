@@ -236,7 +236,10 @@ def red_cleared(desk, grid):
 
 
 def read_until(desk, pattern, what, timeout=15):
-    """The text tesseract reads on the screen once it matches the regex."""
+    """The text tesseract reads on the screen once it matches the regex. The
+    pointer first goes to a corner, as a hand leaves the mouse to read: a cursor
+    resting where the last drag ended may sit on the words."""
+    desk.pointer().move(2, 2)
     found = {}
 
     def check():
