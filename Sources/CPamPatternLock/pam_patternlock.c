@@ -521,9 +521,16 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	if (s.cfg.one_prompt &&
 	    pam_get_item(pamh, PAM_AUTHTOK, &authtok) == PAM_SUCCESS &&
 	    authtok != NULL) {
-		if (s.cfg.debug)
-			pam_syslog(pamh, LOG_DEBUG,
-				   "PAM_AUTHTOK already set: not asked");
+		/* A module above this one asked first, so a client with one
+		 * field gave it whatever was typed there, a pattern too (to
+		 * pam_krb5, where it can be attacked offline). The profile's
+		 * priority puts this module above every Debian profile that
+		 * asks; a stack written by hand may not. */
+		pam_syslog(pamh, LOG_WARNING,
+			   "PAM_AUTHTOK was already set by a module above "
+			   "pam_patternlock, so nothing is asked: put "
+			   "pam_patternlock above every module that asks for "
+			   "a password (pam_patternlock(8))");
 		ret = PAM_AUTHINFO_UNAVAIL;
 		goto done;
 	}

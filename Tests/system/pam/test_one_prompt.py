@@ -203,18 +203,21 @@ def test_a_user_without_a_pattern_is_asked_the_password_only(pam, live, user):
     assert r.events == [("PROMPT_ECHO_OFF", UNIX_PROMPT)]
 
 
-def test_a_token_set_before_the_module_is_left_alone(pam, fake, user):
+def test_a_token_set_before_the_module_is_left_alone_and_the_misorder_is_logged(pam, fake, user, syslog):
     """PAM_AUTHTOK already set (pam_unix asked above the module): nothing asked,
-    nothing sent, the token goes on."""
+    nothing sent, the token goes on. That module had the one field first (with
+    pam_krb5 there, a pattern typed into it would go to Kerberos), so the
+    administrator is told in the log to move the pattern line up."""
     set_password(user, PASSWORD)
     d = fake(by_verb(user=user))
     stack = ["auth optional pam_unix.so nullok",
              f"auth [success=done default=ignore] {{module}} {on(d)} one_prompt",
              "auth required pam_unix.so nullok use_first_pass"]
-    r = pam.authenticate(user, PASSWORD, stack=stack)
+    r = pam.authenticate(user, PASSWORD, stack=stack, syslog=syslog)
     assert r.code == PAM_SUCCESS, r
     assert r.prompts == [UNIX_PROMPT]
     assert d.connections == 0
+    assert [m for m in syslog.messages() if "PAM_AUTHTOK was already set by a module above pam_patternlock" in m]
 
 
 def test_without_one_prompt_nothing_is_handed_on(pam, live, account):
