@@ -78,7 +78,12 @@ struct fz_world {
 	/* What the module did. */
 	int text_infos;	   /* PAM_TEXT_INFO messages shown */
 	int prompts;	   /* echo-off prompts */
+	bool password_prompt; /* one of them was PL_PROMPT_PASSWORD */
 	char *last_answer; /* a copy of the last echo-off answer given */
+	/* The application answers every prompt with its first answer, as
+	 * swaylock and phosh do (the input's flags, bit 3). */
+	bool repeat;
+	char *first_answer;
 	int authtok_sets;  /* pam_set_item(PAM_AUTHTOK) calls */
 	/* Everything the input says outside the prompt's answer, and every
 	 * fixed sentence a log line can quote: an answer found in a log line
