@@ -407,8 +407,8 @@ static void check_outcome(int ret, int flags, const struct pl_config *cfg,
 	 * client that repeats its answer gives it the pattern. Only at a
 	 * digit_passwords= service does it go on, as the password. */
 	if (fz.prompts > 0 && fz.last_answer != NULL &&
-	    pl_is_pattern(fz.last_answer, cfg->layout) &&
-	    ret != PAM_SUCCESS && ret != PAM_AUTH_ERR)
+	    pl_is_pattern(fz.last_answer, cfg->layout) && ret != PAM_SUCCESS &&
+	    ret != PAM_AUTH_ERR)
 		CHECK(fz.authtok_sets == 1 &&
 		      pl_service_listed(cfg->digit_passwords,
 					fz.items[PAM_SERVICE]));
