@@ -288,10 +288,16 @@ public struct LockScreen: Sendable {
         return effects
     }
 
-    /// The PAM child ended without a result (it crashed or was killed).
+    /// The PAM child ended without a result that counts: it crashed or was
+    /// killed, or it said success but did not exit 0 (the edge then refuses to
+    /// unlock). A success held for the user's action is dropped with it, so the
+    /// next press, touch or key draws or types again instead of asking to unlock
+    /// once more; the user has just acted, so the next attempt starts at once.
     public mutating func pamLost() -> [Effect] {
-        let next = nextAttempt()
+        let refusedHeld = successHeld
+        let next = refusedHeld ? .restartAttempt : nextAttempt()
         endAttempt()
+        if refusedHeld { notice = Self.failedNotice }
         return [next]
     }
 
@@ -300,6 +306,8 @@ public struct LockScreen: Sendable {
     private func nextAttempt() -> Effect { attemptPrompted ? .restartAttempt : .endAttempt }
 
     private mutating func endAttempt() {
+        // A held success belongs to the attempt that said it: never to the next.
+        successHeld = false
         answeredPattern = false
         passwordPending = false
         pendingPattern = nil

@@ -397,6 +397,32 @@ struct LockScreenTests {
         #expect(answers(n.pamResult(success: true)) == [] && n.successHeld)
     }
 
+    @Test("after a held success whose child did not exit 0, the screen takes a pattern or a password again")
+    func refusedHeldSuccessTakesInputAgain() throws {
+        // A stack that says yes without asking, from a child that then exits
+        // non-zero: the edge refuses the unlock (Wayland.swift) and reports the
+        // attempt lost. The next press must start a path, not ask to unlock again.
+        var s = screen()
+        _ = s.pamResult(success: true)
+        #expect(s.press(at: centre(5), touch: 1) == [.unlock])
+        #expect(s.pamLost() == [.restartAttempt])
+        #expect(!s.successHeld && s.notice == LockScreen.failedNotice && s.phase == .waiting)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
+        #expect(answers(s.pamResult(success: true)) == [.unlock])
+        // A key after the refusal types: the password reaches pam_unix's prompt.
+        var k = screen()
+        _ = k.pamResult(success: true)
+        #expect(k.key(.escape) == [.unlock])
+        #expect(k.pamLost() == [.restartAttempt])
+        k.attemptStarted()
+        _ = k.pamPrompt("Password: ", echo: false)
+        #expect(k.key(.text([0x61])).isEmpty)
+        #expect(k.key(.enter) == [.answerField])
+        #expect(k.field.withBytes { Array($0) } == [0x61])
+    }
+
     @Test("the answer to an echo-on prompt shows in clear; a password prompt's, and a password typed at the grid, masked")
     func echoOnInClear() {
         var s = screen()

@@ -41,6 +41,21 @@ def build_compositor():
     return COMPOSITOR
 
 
+TOOLS = pathlib.Path(__file__).resolve().parent / "tools"
+
+
+def build_pam_module(name, directory):
+    """A PAM module of the tests' own, Tests/system/harness/tools/NAME.c, built
+    into `directory` (which the locker's user must be able to read) and
+    returned: linked -z nodelete, so what it leaves in its process outlives
+    pam_end's dlclose."""
+    out = pathlib.Path(directory) / f"{name}.so"
+    subprocess.run(["cc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                    "-Wl,-z,nodelete", "-o", str(out), str(TOOLS / f"{name}.c"), "-lpam"], check=True)
+    out.chmod(0o755)
+    return out
+
+
 # ---- the test server --------------------------------------------------------
 
 class Compositor:

@@ -23,7 +23,7 @@ import pytest
 
 from harness.pam_support import RIGHT  # noqa: E402
 from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
-                            find_grid, locker_available, ocr, write_pam_d)
+                            build_pam_module, find_grid, locker_available, ocr, write_pam_d)
 
 
 SHOTS = ROOT / "build" / "screen-touch"
@@ -465,6 +465,61 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
         compositor.ok("touch down 0 5 5")
         assert locker.wait(10) == 0, "\n".join(locker.lines)
         assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def drag_on(compositor, grid, dots):
+    """A finger through `dots` on a locker started without Screen."""
+    x, y = grid.at(dots[0])
+    compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+    for a, b in zip(dots, dots[1:]):
+        (ax, ay), (bx, by) = grid.at(a), grid.at(b)
+        for i in range(1, STEPS + 1):
+            compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
+    compositor.ok("touch up 0")
+
+
+def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_then_does(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours says yes without asking and makes the PAM child exit
+    # 3 after it sent that success (an exit handler: as a module that calls
+    # exit() would). The user's tap must not unlock; and the screen must not
+    # wedge on that held success: the right pattern drawn next unlocks.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    exit_once = build_pam_module("pam_exit_once", binaries)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran\n" + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "exit-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^the PAM child said success but did not exit 0; not unlocking$", start=mark)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        # The screen takes the pattern again: a new attempt asks for it at once.
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        compositor.settle(0)
+        time.sleep(0.3)
+        again = compositor.screenshot(SHOTS / "exit-nonzero-again.png")[0]
+        assert "Not unlocked" in ocr(again.path)
+        grid = find_grid(again, 1)
+        drag_on(compositor, grid, RIGHT_DRAG)
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        state = compositor.state()
+        assert state["state"] == "unlocked" and state["unlocks"] == "1", state
+        assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
     finally:
         locker.close()
         compositor.close()
