@@ -240,16 +240,31 @@ class Locker:
         kill_processes_of(self.uid)
 
 
-def kill_processes_of(uid):
-    """SIGKILL to every process left running as `uid` (the locker's PAM child):
-    the test user is throwaway, so each one is the test's own."""
+def processes_of(uid):
+    """The pids of the processes whose real uid is `uid`, read from
+    /proc/PID/status (the owner of the files in /proc/PID is root for a process
+    that is not dumpable: the locker and its PAM child)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid == uid:
-                os.kill(int(entry), signal.SIGKILL)
+            status = pathlib.Path(f"/proc/{entry}/status").read_text()
         except (FileNotFoundError, ProcessLookupError):
+            continue
+        real = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        if real and int(real.group(1)) == uid:
+            found.append(int(entry))
+    return found
+
+
+def kill_processes_of(uid):
+    """SIGKILL to every process left running as `uid` (the locker's PAM child):
+    the test user is throwaway, so each one is the test's own."""
+    for pid in processes_of(uid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from harness.pam_support import RIGHT  # noqa: E402
 from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
-                            build_pam_module, find_grid, locker_available, ocr, write_pam_d)
+                            build_pam_module, find_grid, locker_available, ocr, processes_of, write_pam_d)
 
 
 SHOTS = ROOT / "build" / "screen-touch"
@@ -174,18 +174,23 @@ def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
+def locker_processes(user, pam_child):
+    """The pids of the lockers (`pam_child` False) or of their PAM children
+    (True) running as `user`."""
+    found = []
+    for pid in processes_of(pwd.getpwnam(user).pw_uid):
+        try:
+            argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if argv[0].endswith(LOCKER.name.encode()) and (b"--pam-child" in argv) == pam_child:
+            found.append(pid)
+    return found
+
+
 def pam_children(user):
     """The pids of the locker's PAM children running as `user`."""
-    uid = pwd.getpwnam(user).pw_uid
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid and \
-                    b"--pam-child" in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
-                found.append(int(entry))
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return found
+    return locker_processes(user, pam_child=True)
 
 
 def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(screens, live, enrolled):
@@ -198,6 +203,26 @@ def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(sc
     flags = int(re.search(r"^flags:\s+(\d+)", fdinfo, re.M).group(1), 8)
     assert "socket:" in os.readlink(f"/proc/{children[0]}/fd/3")
     assert flags & os.O_CLOEXEC, fdinfo
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+
+
+def test_neither_the_locker_nor_its_pam_child_waiting_at_its_prompt_is_dumpable(screens, live, enrolled):
+    # With a pipe core_pattern (systemd-coredump, apport) the kernel ignores
+    # RLIMIT_CORE: only PR_SET_DUMPABLE 0 keeps the password in libpam's and
+    # pam_unix's copies out of a core dump, and the user's other processes from
+    # ptrace and /proc/PID/mem. The kernel shows it (proc(5)): the files in
+    # /proc/PID of a process that is not dumpable belong to root, whatever its
+    # uid (/proc/PID itself keeps the process's uid).
+    s = screens("dumpable")
+    uid = pwd.getpwnam(enrolled).pw_uid
+    lockers = locker_processes(enrolled, pam_child=False)
+    children = pam_children(enrolled)
+    assert len(lockers) == 1 and len(children) == 1, (lockers, children)
+    assert s.compositor.state()["state"] == "locked"
+    for pid in lockers + children:
+        assert re.search(rf"^Uid:\s+{uid}\s", pathlib.Path(f"/proc/{pid}/status").read_text(), re.M)
+        assert os.stat(f"/proc/{pid}/status").st_uid == 0, f"process {pid} ({'PAM child' if pid in children else 'locker'}) is dumpable"
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
 
