@@ -127,9 +127,13 @@ public struct LockScreen: Sendable {
     /// The keys the dots are typed on: `--layout`, only. The module's layout says
     /// how the answer is written (`moduleLayout`), never which key lights which dot.
     public var layout: KeypadLayout { options.layout }
-    /// The layout the module reads its answer in (what its prompt or grid picture
-    /// names; phone when it names none).
+    /// The layout the module reads its answer in, read afresh each attempt: what
+    /// its prompt names (every prompt of the module does but the phone's plain
+    /// words), else the grid picture this attempt showed (a module older than the
+    /// numpad's own prompt), else phone.
     public private(set) var moduleLayout: KeypadLayout = .phone
+    /// The layout the grid picture of this attempt showed, if one came.
+    private var gridLayout: KeypadLayout?
 
     /// This attempt asked for the pattern: a password prompt after it may be left
     /// for the grid (a new attempt), which the screen then offers.
@@ -185,6 +189,8 @@ public struct LockScreen: Sendable {
         attemptAnswered = false
         patternAsked = false
         answeredPattern = false
+        gridLayout = nil
+        moduleLayout = .phone
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
     }
 
@@ -192,7 +198,7 @@ public struct LockScreen: Sendable {
         let kind = ModulePrompt(prompt: text)
         attemptPrompted = true
         if case .pattern(let named, _) = kind {
-            if let named { moduleLayout = named }
+            moduleLayout = named ?? gridLayout ?? .phone
             patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
@@ -242,6 +248,7 @@ public struct LockScreen: Sendable {
 
     public mutating func pamInfo(_ text: String) -> [Effect] {
         if let named = ModulePrompt.gridMessage(text) {
+            gridLayout = named
             moduleLayout = named
             return []
         }

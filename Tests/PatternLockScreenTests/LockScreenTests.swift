@@ -191,6 +191,39 @@ struct LockScreenTests {
         #expect(answers(u.pamPrompt("Pattern [789 456 123]: ", echo: false)) == [.answerPattern(p, layout: .numpad)])
     }
 
+    @Test(
+        "under a numpad module whose prompt shows no grid (nogrid, quiet), the drawn pattern is answered in the numpad's keys"
+    )
+    func numpadModuleWithoutGrid() throws {
+        let p = try Pattern(typed: "1236")
+        for prompt in [ModulePrompt.numpadPatternPrompt, ModulePrompt.numpadPatternOrPasswordPrompt] {
+            var s = screen()
+            _ = s.pamPrompt(prompt, echo: false)
+            #expect(s.phase == .pattern && s.moduleLayout == .numpad)
+            #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+            // Drawn before the prompt: answered in the numpad's keys when it comes.
+            var t = screen()
+            _ = draw(&t, [1, 2, 3, 6])
+            #expect(answers(t.pamPrompt(prompt, echo: false)) == [.answerPattern(p, layout: .numpad)])
+        }
+    }
+
+    @Test("the module's layout is read afresh each attempt: one attempt's grid picture does not name the next's")
+    func moduleLayoutPerAttempt() throws {
+        let p = try Pattern(typed: "1236")
+        var s = screen()
+        _ = s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = s.pamPrompt(ModulePrompt.patternOrPasswordPrompt, echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        _ = s.pamResult(success: false)
+        s.attemptStarted()
+        s.flashEnded()
+        // The phone's plain words, no grid picture: the phone's keys.
+        _ = s.pamPrompt(ModulePrompt.patternOrPasswordPrompt, echo: false)
+        #expect(s.moduleLayout == .phone)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .phone)])
+    }
+
     @Test("a path of fewer than 4 dots is not sent and says so")
     func tooShort() {
         var s = screen()

@@ -21,7 +21,7 @@ import time
 import pytest
 
 
-from harness.pam_support import RIGHT  # noqa: E402
+from harness.pam_support import RIGHT, failures  # noqa: E402
 from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
                             build_pam_module, find_grid, locker_available, ocr, processes_of, write_pam_d)
 
@@ -122,8 +122,8 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     module = shutil.copy2(pam_module, binaries / pam_module.name)
     made = []
 
-    def start(name, module_options="", **kwargs):
-        pam_d = write_pam_d(shared_tmp, module, live, module_options)
+    def start(name, module_options="", one_prompt=True, **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options, one_prompt)
         s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
@@ -165,13 +165,21 @@ def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
-def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
+@pytest.mark.parametrize("one_prompt", [True, False], ids=["one_prompt", "two_prompts"])
+@pytest.mark.parametrize("form", ["nogrid", "grid=full quiet", "grid=full", ""],
+                         ids=["nogrid", "full-quiet", "full", "default"])
+def test_under_a_numpad_module_a_drawn_pattern_unlocks_whatever_its_prompt_form(
+        screens, live, enrolled, form, one_prompt):
     # The module reads its answer in its layout's keys: the screen must write the
     # drawn dots as the keys they sit on, or every pattern is wrong and counted.
-    s = screens("numpad", module_options="layout=numpad")
+    # It learns the layout from the prompt, whatever grid the module shows or
+    # leaves out (nogrid, quiet: no grid picture to read it from).
+    name = f"numpad-{form.replace(' ', '-').replace('=', '-') or 'default'}-{'one' if one_prompt else 'two'}"
+    s = screens(name, module_options=f"layout=numpad {form}".rstrip(), one_prompt=one_prompt)
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    assert failures(live, enrolled) == 0
 
 
 def locker_processes(user, pam_child):
