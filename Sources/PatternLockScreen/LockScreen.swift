@@ -295,6 +295,29 @@ public struct LockScreen: Sendable {
         return effects
     }
 
+    /// The pattern or password was right, but the account stage refused (the
+    /// child has sent `accountRefusedSentence` as a message): the screen stays
+    /// locked, with no red (nothing entered was wrong) and the sentence shown
+    /// under the grid of the next attempt, which asks again, so the unlock works
+    /// once an administrator has fixed the account.
+    public mutating func pamAccountRefused() -> [Effect] {
+        let next = nextAttempt()
+        endAttempt()
+        notice = nil
+        return [.log("attempt result=account refused"), next]
+    }
+
+    /// What the screen says when the account stage refuses a right pattern or
+    /// password: the user cannot fix it, so the sentence names who can and how.
+    public static func accountRefusedSentence(user: String, expired: Bool) -> String {
+        if expired {
+            return
+                "The account \(user) has expired, so this screen stays locked: an administrator can renew it (chage -E -1 \(user)), then unlock again."
+        }
+        return
+            "The system's account rules refuse \(user) now, so this screen stays locked: an administrator can allow the account again (its PAM account stage), then unlock again."
+    }
+
     /// The PAM child ended without a result that counts: it crashed or was
     /// killed, or it said success but did not exit 0 (the edge then refuses to
     /// unlock). A success held for the user's action is dropped with it, so the

@@ -456,6 +456,30 @@ struct LockScreenTests {
         #expect(k.field.withBytes { Array($0) } == [0x61])
     }
 
+    @Test(
+        "a right pattern the account stage refuses: no unlock and no red, the sentence naming the fix stays, and the next attempt asks again"
+    )
+    func accountRefused() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        let sentence = LockScreen.accountRefusedSentence(user: "alice", expired: true)
+        #expect(sentence.contains("has expired") && sentence.contains("chage -E -1 alice"))
+        _ = s.pamError("Your account has expired; please contact your system administrator.")
+        _ = s.pamError(sentence)
+        #expect(answers(s.pamAccountRefused()) == [.restartAttempt])
+        #expect(!s.flashing && s.notice == nil && s.phase == .waiting && s.gesture.dots.isEmpty)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.messages.last == sentence && s.showsGrid)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
+        // A stack that asked nothing: the next attempt waits for the user.
+        var n = screen()
+        #expect(answers(n.pamAccountRefused()) == [.endAttempt])
+        #expect(!n.successHeld)
+        #expect(!LockScreen.accountRefusedSentence(user: "alice", expired: false).contains("expired"))
+    }
+
     @Test("the answer to an echo-on prompt shows in clear; a password prompt's, and a password typed at the grid, masked")
     func echoOnInClear() {
         var s = screen()

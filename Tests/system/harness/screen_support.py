@@ -152,12 +152,13 @@ class Compositor:
 _WITH_PAM_D = 'mount --bind "$0" /etc/pam.d && exec "$@"'
 
 
-def write_pam_d(directory, module, daemon, module_options="", one_prompt=True):
+def write_pam_d(directory, module, daemon, module_options="", one_prompt=True, account="pam_permit.so"):
     """A pam.d holding only the locker's service: the documented common-auth
     (what pam-auth-update writes) with the built module on the test daemon's
     socket, and `module_options` (e.g. layout=numpad) on its line; without
-    its one_prompt when `one_prompt` is False. allow_remote: this host has no
-    logind to tell a person is here."""
+    its one_prompt when `one_prompt` is False; `account` the account stage's
+    module (pam_unix.so: expiry as a login checks it). allow_remote: this host
+    has no logind to tell a person is here."""
     pam_d = pathlib.Path(directory) / "pam.d"
     pam_d.mkdir(exist_ok=True)
     pam_d.chmod(0o755)
@@ -167,7 +168,7 @@ def write_pam_d(directory, module, daemon, module_options="", one_prompt=True):
         lines = [line.replace("{module} one_prompt", "{module}") for line in lines]
         assert not any("one_prompt" in line for line in lines), lines
     auth = "".join(line.replace("{module}", options) + "\n" for line in lines)
-    (pam_d / SERVICE).write_text(auth + "account required pam_permit.so\n"
+    (pam_d / SERVICE).write_text(auth + f"account required {account}\n"
                                  "session required pam_permit.so\n")
     return pam_d
 

@@ -16,6 +16,7 @@ import pwd
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 import pytest
@@ -122,8 +123,8 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     module = shutil.copy2(pam_module, binaries / pam_module.name)
     made = []
 
-    def start(name, module_options="", one_prompt=True, **kwargs):
-        pam_d = write_pam_d(shared_tmp, module, live, module_options, one_prompt)
+    def start(name, module_options="", one_prompt=True, account="pam_permit.so", **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options, one_prompt, account)
         s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
@@ -556,3 +557,29 @@ def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_
     finally:
         locker.close()
         compositor.close()
+
+
+def test_an_expired_account_stays_locked_saying_who_can_renew_it_and_unlocks_once_renewed(screens, live, enrolled):
+    # usermod -L -e 1: the password locked, the account expired. The pattern is
+    # right (the daemon answers OK) but the account stage, pam_unix's as a login
+    # runs it, refuses: the screen stays locked, without red, and says in a
+    # whole sentence who can fix it and how. Once an administrator renews the
+    # account, the same pattern unlocks: nobody is left behind the lock for good.
+    subprocess.run(["usermod", "-L", "-e", "1", enrolled], check=True)
+    s = screens("expired", account="pam_unix.so")
+    mark = len(s.locker.lines)
+    s.drag(RIGHT_DRAG)
+    refused = s.locker.debug(r"^attempt result=account refused$", start=mark)
+    s.locker.debug(r"^prompt kind=pattern$", start=refused)
+    assert not s.locker.said(r"^(attempt result=success|unlocked)$", start=mark)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    s.quiet(500)
+    shown = s.shot("expired-refused")[0]
+    assert s.grid.red(shown) == set()
+    text = ocr(shown.path)
+    assert "has expired" in text and "administrator can renew it" in text, text
+    assert s.locker.proc.poll() is None and s.compositor.state()["state"] == "locked"
+    subprocess.run(["chage", "-E", "-1", enrolled], check=True)
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 2) == [("patternlock-screen", "OK"), ("patternlock-screen", "OK")]
