@@ -344,14 +344,20 @@ SCENARIOS = {
                              PAM_AUTHINFO_UNAVAIL, 2),
     "status-binary": ([bytes(range(256)).replace(b"\n", b"") + b"\n"], [b"OK\n"], RIGHT, (),
                       PAM_AUTHINFO_UNAVAIL, 2),
+    # A pattern that got no verdict ends the attempt (never handed on).
     "verify-ok-then-junk-no-lf": ([STATUS_OK], [b"OK" + b"\x00" * 5000], RIGHT, ("timeout=1",),
-                                  PAM_AUTHINFO_UNAVAIL, 2),
+                                  PAM_AUTH_ERR, 2),
     "verify-oversized": ([STATUS_OK], [b"OK " + b"x" * 8000 + b"\n"], RIGHT, (),
-                         PAM_AUTHINFO_UNAVAIL, 2),
+                         PAM_AUTH_ERR, 2),
     "verify-ok-without-lf-then-close": ([STATUS_OK], [b"OK", "close"], RIGHT, (),
-                                        PAM_AUTHINFO_UNAVAIL, 2),
+                                        PAM_AUTH_ERR, 2),
     "verify-high-bytes": ([STATUS_OK], ["OK \u00e9\n".encode()], RIGHT, ("debug",),
-                          PAM_AUTHINFO_UNAVAIL, 2),
+                          PAM_AUTH_ERR, 2),
+    # one_prompt while the pattern cannot be used: the module reads the field
+    # itself; a pattern ends the attempt, a password goes on unsent.
+    "locked-one-prompt-pattern": ([status_line("alice", locked=1, failures=5)], [], RIGHT, ("one_prompt",),
+                                  PAM_AUTH_ERR, 2),
+    "status-garbage-one-prompt-password": ([b"OK\n"], [], "hunter2", ("one_prompt",), PAM_AUTHINFO_UNAVAIL, 2),
     # The entry never reaches a daemon.
     "conversation-fails": ([STATUS_OK], [b"OK\n"], "@fail", (), PAM_AUTHINFO_UNAVAIL, 2),
     "null-answer": ([STATUS_OK], [b"OK\n"], "@null", (), PAM_AUTHINFO_UNAVAIL, 2),
