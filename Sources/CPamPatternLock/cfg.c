@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Module options: socket=PATH timeout=SECONDS debug nogrid quiet allow_remote
  * layout=phone|numpad services=LIST login_services=LIST one_prompt
- * grid=auto|full|compact|none password_at_login. */
+ * grid=auto|full|compact|none password_at_login digit_passwords=LIST. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +149,9 @@ enum pl_option_result pl_config_apply(struct pl_config *cfg, const char *arg)
 	if (has_prefix(arg, "login_services="))
 		return apply_list(cfg->login_services,
 				  arg + strlen("login_services="), true);
+	if (has_prefix(arg, "digit_passwords="))
+		return apply_list(cfg->digit_passwords,
+				  arg + strlen("digit_passwords="), false);
 	if (strcmp(arg, "debug") == 0) {
 		cfg->debug = true;
 		return PL_OPTION_OK;
@@ -213,10 +216,10 @@ void pl_cfg_load(pam_handle_t *pamh, int argc, const char **argv,
 			   "socket=%s timeout=%d grid=%s quiet=%d "
 			   "allow_remote=%d layout=%s services=%s "
 			   "login_services=%s one_prompt=%d "
-			   "password_at_login=%d",
+			   "password_at_login=%d digit_passwords=%s",
 			   cfg->socket_path, cfg->timeout, grid_name(cfg->grid),
 			   cfg->quiet, cfg->allow_remote,
 			   cfg->layout == PL_LAYOUT_NUMPAD ? "numpad" : "phone",
 			   cfg->services, cfg->login_services, cfg->one_prompt,
-			   cfg->password_at_login);
+			   cfg->password_at_login, cfg->digit_passwords);
 }

@@ -169,6 +169,12 @@ const char *pl_weak_advice(void)
 	return PL_TEXT_WEAK;
 }
 
+const char *pl_unused_message(enum pl_unused why)
+{
+	return why == PL_UNUSED_LOCKED ? PL_TEXT_UNUSED_LOCKED
+				       : PL_TEXT_UNUSED_UNAVAILABLE;
+}
+
 long pl_format_unavailable(char *out, size_t outsize, const char *why)
 {
 	if (out == NULL || outsize == 0)

@@ -8,12 +8,14 @@
  * daemon verify them. With one_prompt the same prompt takes the password:
  * what is not a pattern goes unsent to the next module as PAM_AUTHTOK. Only an
  * exact "OK" (or "OK weak=1", after which one line advises a change) to the
- * VERIFY is success; a pattern entered and refused (wrong, invalid, the one
- * that locked it) is PAM_AUTH_ERR, and only that, which the profile's
- * auth_err=die makes the end of the attempt; every other way the pattern was
- * not used (no pattern, locked before the prompt, an empty entry, a failure
- * to reach or understand the daemon) is PAM_AUTHINFO_UNAVAIL or
- * PAM_USER_UNKNOWN so the stack falls through to the password.
+ * VERIFY is success. An entry shaped like a pattern never reaches another
+ * module: refused (wrong, the one that locked it), or not checked (locked
+ * before the prompt, no verdict from the daemon), it is PAM_AUTH_ERR, which
+ * the profile's auth_err=die makes the end of the attempt, as is an invalid
+ * entry. Every way nothing was entered that could be the pattern (no
+ * pattern, an empty entry, the password at the one prompt) is
+ * PAM_AUTHINFO_UNAVAIL or PAM_USER_UNKNOWN, so the stack goes on to the
+ * password.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -138,9 +140,10 @@ static int locked(const struct session *s, long retry_after, int ret)
 
 /* STATUS before any prompt: only an enrolled, unlocked user is asked.
  * Returns PAM_SUCCESS to go on to the prompt, or the module's answer, never
- * PAM_AUTH_ERR: nothing was entered yet, so the stack must go on to the
- * password (a locked user is told so and then asked the password). */
-static int check_status(const struct session *s)
+ * PAM_AUTH_ERR: nothing was entered yet, so the password is still to be
+ * asked (a locked user is told so first). With PAM_AUTHINFO_UNAVAIL, *why
+ * says whether the pattern is locked or the daemon could not be used. */
+static int check_status(const struct session *s, enum pl_unused *why_unused)
 {
 	char request[PL_MAX_REQUEST];
 	char why[ERRBUF_SIZE];
@@ -148,6 +151,7 @@ static int check_status(const struct session *s)
 	long len;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 
+	*why_unused = PL_UNUSED_UNAVAILABLE;
 	len = pl_format_status_request_from(request, sizeof(request), s->user,
 					    &s->caller);
 	if (len < 0) {
@@ -169,6 +173,7 @@ static int check_status(const struct session *s)
 					   "user %s has no pattern", s->user);
 			ret = PAM_USER_UNKNOWN;
 		} else if (reply.locked == 1) {
+			*why_unused = PL_UNUSED_LOCKED;
 			ret = locked(s, reply.retry_after,
 				     PAM_AUTHINFO_UNAVAIL);
 		} else {
@@ -179,6 +184,7 @@ static int check_status(const struct session *s)
 		ret = PAM_USER_UNKNOWN;
 		break;
 	case PL_VERB_LOCKED:
+		*why_unused = PL_UNUSED_LOCKED;
 		ret = locked(s, reply.retry_after, PAM_AUTHINFO_UNAVAIL);
 		break;
 	case PL_VERB_DENIED:
@@ -198,37 +204,17 @@ done:
 	return ret;
 }
 
-/* The grid in the chosen form, then the prompt with echo off. Returns
- * PAM_SUCCESS with a non-empty *entry (caller wipes and frees), or
- * PAM_AUTHINFO_UNAVAIL for an empty entry, a cancelled prompt or a failed
- * conversation: none of those reach the daemon, so none is counted. */
-static int ask_pattern(const struct session *s, enum pl_grid form, char **entry)
+/* One prompt with echo off. Returns PAM_SUCCESS with a non-empty *entry
+ * (caller wipes and frees), or PAM_AUTHINFO_UNAVAIL for an empty entry, a
+ * cancelled prompt or a failed conversation: none of those reach the daemon
+ * or another module, so none is counted. */
+static int read_entry(const struct session *s, const char *shown, char **entry)
 {
-	char grid[MESSAGE_SIZE];
-	char ask[MESSAGE_SIZE];
-	char prompt[2 * MESSAGE_SIZE];
-	const char *shown = ask;
 	char *response = NULL;
 	int ret = PAM_AUTHINFO_UNAVAIL;
 	int rc;
 
 	*entry = NULL;
-	if (pl_format_prompt(ask, sizeof(ask), form, s->cfg.one_prompt,
-			     s->cfg.layout) < 0)
-		goto done;
-	if (form == PL_GRID_FULL && !s->cfg.quiet &&
-	    pl_format_grid(grid, sizeof(grid), s->user, s->cfg.layout) > 0) {
-		if (!s->silent) {
-			tell(s, PAM_TEXT_INFO, grid);
-		} else {
-			/* PAM_SILENT forbids the informational message, and
-			 * sudo always sets it; the user still needs the grid to
-			 * type a pattern, so it becomes part of the prompt
-			 * itself. */
-			snprintf(prompt, sizeof(prompt), "%s\n%s", grid, ask);
-			shown = prompt;
-		}
-	}
 	rc = converse(s->pamh, PAM_PROMPT_ECHO_OFF, shown, &response);
 	if (rc != PAM_SUCCESS) {
 		pam_syslog(s->pamh, LOG_NOTICE,
@@ -253,10 +239,39 @@ done:
 	return ret;
 }
 
-/* one_prompt: what was typed goes to the next module as the password
- * (pam_unix try_first_pass / use_first_pass). libpam keeps its own copy and
- * wipes it at pam_end. */
-static void pass_on(const struct session *s, const char *entry)
+/* The grid in the chosen form, then the prompt (read_entry). */
+static int ask_pattern(const struct session *s, enum pl_grid form, char **entry)
+{
+	char grid[MESSAGE_SIZE];
+	char ask[MESSAGE_SIZE];
+	char prompt[2 * MESSAGE_SIZE];
+	const char *shown = ask;
+
+	*entry = NULL;
+	if (pl_format_prompt(ask, sizeof(ask), form, s->cfg.one_prompt,
+			     s->cfg.layout) < 0)
+		return PAM_AUTHINFO_UNAVAIL;
+	if (form == PL_GRID_FULL && !s->cfg.quiet &&
+	    pl_format_grid(grid, sizeof(grid), s->user, s->cfg.layout) > 0) {
+		if (!s->silent) {
+			tell(s, PAM_TEXT_INFO, grid);
+		} else {
+			/* PAM_SILENT forbids the informational message, and
+			 * sudo always sets it; the user still needs the grid to
+			 * type a pattern, so it becomes part of the prompt
+			 * itself. */
+			snprintf(prompt, sizeof(prompt), "%s\n%s", grid, ask);
+			shown = prompt;
+		}
+	}
+	return read_entry(s, shown, entry);
+}
+
+/* What was typed goes to the next module as the password, unsent (pam_unix
+ * try_first_pass / use_first_pass). libpam keeps its own copy and wipes it
+ * at pam_end. PAM_AUTHINFO_UNAVAIL, like every other way the pattern was not
+ * used, so a stack treats it as the module's absence. */
+static int pass_on(const struct session *s, const char *entry)
 {
 	int rc = pam_set_item(s->pamh, PAM_AUTHTOK, entry);
 
@@ -264,6 +279,7 @@ static void pass_on(const struct session *s, const char *entry)
 		pam_syslog(s->pamh, LOG_ERR,
 			   "could not hand the entry on as PAM_AUTHTOK: %s",
 			   pam_strerror(s->pamh, rc));
+	return PAM_AUTHINFO_UNAVAIL;
 }
 
 static const char *item_string(pam_handle_t *pamh, int type)
@@ -273,6 +289,60 @@ static const char *item_string(pam_handle_t *pamh, int type)
 	if (pam_get_item(pamh, type, &item) != PAM_SUCCESS)
 		return NULL;
 	return item;
+}
+
+/*
+ * An entry shaped like a pattern that the pattern could not take: it is
+ * locked, or the daemon gave no verdict. It may be the user's pattern, so it
+ * never goes to another module: a client that answers every prompt with its
+ * one field (swaylock, phosh, KDE's Breeze) would hand it to pam_unix's
+ * "Password:" and pam_faillock would count it, or pam_krb5 would send it
+ * where it can be attacked offline. The attempt ends here (PAM_AUTH_ERR, the
+ * profile's auth_err=die), with the way to the password said. Only at a
+ * service the administrator listed in digit_passwords= does it go on as the
+ * password, for a password made only of dots.
+ */
+static int pattern_unused(const struct session *s, const char *entry,
+			  enum pl_unused why)
+{
+	if (pl_service_listed(s->cfg.digit_passwords,
+			      item_string(s->pamh, PAM_SERVICE))) {
+		if (s->cfg.debug)
+			pam_syslog(s->pamh, LOG_DEBUG,
+				   "digit_passwords: an entry of dots handed "
+				   "on as the password, not sent");
+		return pass_on(s, entry);
+	}
+	pam_syslog(s->pamh, LOG_NOTICE,
+		   "an entry shaped like a pattern for %s was not used (%s); "
+		   "the attempt ends",
+		   s->user,
+		   why == PL_UNUSED_LOCKED ? "the pattern is locked"
+					   : "no verdict from the daemon");
+	tell(s, PAM_ERROR_MSG, pl_unused_message(why));
+	return PAM_AUTH_ERR;
+}
+
+/* one_prompt while the pattern cannot be used (locked, or no answer from the
+ * daemon to STATUS): the module still reads the one field, as "Password: ",
+ * so that what a client types into it goes through the same rule as at the
+ * pattern prompt. A password goes on, unsent; an entry shaped like a pattern
+ * is not used (pattern_unused). An empty entry lets the next module ask:
+ * the way for a password made only of dots. */
+static int ask_password(const struct session *s, enum pl_unused why)
+{
+	char *entry = NULL;
+	int ret = read_entry(s, PL_PROMPT_PASSWORD, &entry);
+
+	if (ret != PAM_SUCCESS)
+		return ret;
+	if (pl_is_pattern(entry, s->cfg.layout))
+		ret = pattern_unused(s, entry, why);
+	else
+		ret = pass_on(s, entry);
+	explicit_bzero(entry, strlen(entry));
+	free(entry);
+	return ret;
 }
 
 /* What the daemon said about the entry, as a PAM code and a sentence.
@@ -308,6 +378,7 @@ static int verify_outcome(const struct session *s, const struct pl_reply *r)
 		 * daemon locked it between STATUS and VERIFY): refused. */
 		return locked(s, r->retry_after, PAM_AUTH_ERR);
 	case PL_VERB_INVALID:
+		/* Never for an entry the module sent: it sends none empty. */
 		if (r->reason == PL_REASON_EMPTY)
 			return PAM_AUTHINFO_UNAVAIL;
 		tell(s, PAM_ERROR_MSG, pl_invalid_message(r->reason));
@@ -409,6 +480,7 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	char why[ERRBUF_SIZE];
 	char dots[PL_MAX_ENTRY + 1];
 	struct pl_reply reply;
+	enum pl_unused why_unused;
 	const void *authtok = NULL;
 	char *entry = NULL;
 	long len;
@@ -449,14 +521,27 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	if (s.cfg.one_prompt &&
 	    pam_get_item(pamh, PAM_AUTHTOK, &authtok) == PAM_SUCCESS &&
 	    authtok != NULL) {
-		if (s.cfg.debug)
-			pam_syslog(pamh, LOG_DEBUG,
-				   "PAM_AUTHTOK already set: not asked");
+		/* A module above this one asked first, so a client with one
+		 * field gave it whatever was typed there, a pattern too (to
+		 * pam_krb5, where it can be attacked offline). The profile's
+		 * priority puts this module above every Debian profile that
+		 * asks; a stack written by hand may not. */
+		pam_syslog(pamh, LOG_WARNING,
+			   "PAM_AUTHTOK was already set by a module above "
+			   "pam_patternlock, so nothing is asked: put "
+			   "pam_patternlock above every module that asks for "
+			   "a password (pam_patternlock(8))");
 		ret = PAM_AUTHINFO_UNAVAIL;
 		goto done;
 	}
 
-	ret = check_status(&s);
+	ret = check_status(&s, &why_unused);
+	/* Locked, or the daemon could not be used: nothing was entered yet.
+	 * With one_prompt the module still reads the one field (a client that
+	 * answers every prompt with it would otherwise give pam_unix the
+	 * pattern). Without it, the next module asks its own prompt. */
+	if (ret == PAM_AUTHINFO_UNAVAIL && s.cfg.one_prompt)
+		ret = ask_password(&s, why_unused);
 	if (ret != PAM_SUCCESS)
 		goto done;
 
@@ -466,15 +551,12 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	if (ret != PAM_SUCCESS)
 		goto done;
 	/* one_prompt: anything but a pattern is the password. It is not sent,
-	 * so it is neither counted nor seen by the daemon. PAM_AUTHINFO_UNAVAIL
-	 * like every other way the pattern was not used, so a stack treats it
-	 * as the module's absence. */
+	 * so it is neither counted nor seen by the daemon. */
 	if (s.cfg.one_prompt && !pl_is_pattern(entry, s.cfg.layout)) {
 		if (s.cfg.debug)
 			pam_syslog(pamh, LOG_DEBUG,
 				   "not a pattern: handed on, not sent");
-		pass_on(&s, entry);
-		ret = PAM_AUTHINFO_UNAVAIL;
+		ret = pass_on(&s, entry);
 		goto done;
 	}
 	if (strlen(entry) > PL_MAX_ENTRY) {
@@ -504,18 +586,23 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 		ret = verify_outcome(&s, &reply);
 	}
 	/* A pattern that did not unlock is not handed on, though it may be a
-	 * password made of digits, and its PAM_AUTH_ERR ends the whole attempt
-	 * (the profile's auth_err=die): pam_unix is not asked in it. Handed
-	 * on, pam_unix's try_first_pass would check the pattern as a password
+	 * password made of digits, and it ends the whole attempt (the
+	 * profile's auth_err=die): pam_unix is not asked in it. Handed on,
+	 * pam_unix's try_first_pass would check the pattern as a password
 	 * (one more for pam_faillock's count); not handed on but ignored,
 	 * pam_unix would ask "Password:" in the same attempt, and a client
 	 * that keeps its field (KDE's Breeze, xsecurelock) or answers every
-	 * prompt with the same text (swaylock) would answer it with the
-	 * pattern or the pattern followed by the password. Ended, the client
-	 * says the attempt failed and the next one starts again at the one
-	 * prompt. A password shaped like a pattern gets to pam_unix by an empty
-	 * entry at the pattern prompt (PAM_AUTHINFO_UNAVAIL above), or once
-	 * the pattern is locked (STATUS says so before any prompt). */
+	 * prompt with the same text (swaylock, phosh) would answer it with the
+	 * pattern. So a pattern the daemon gave no verdict on (BUSY, DENIED,
+	 * NOT_ENROLLED, ERROR, no answer in time, a reply not understood) ends
+	 * the attempt too. Ended, the client says the attempt failed and the
+	 * next one starts again at the one prompt. A password shaped like a
+	 * pattern gets to pam_unix by an empty entry at the module's prompt,
+	 * or at a service listed in digit_passwords= once the pattern cannot
+	 * be used. */
+	if (ret != PAM_SUCCESS && ret != PAM_AUTH_ERR &&
+	    pl_is_pattern(entry, s.cfg.layout))
+		ret = pattern_unused(&s, entry, PL_UNUSED_UNAVAILABLE);
 done:
 	explicit_bzero(request, sizeof(request));
 	if (entry != NULL) {

@@ -69,6 +69,11 @@ void pl_wipe(void *buf, size_t len)
 	explicit_bzero(buf, len);
 }
 
+int pl_set_undumpable(void)
+{
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 int pl_listen_fds(void)
 {
 	const char *pid_s = getenv("LISTEN_PID");

@@ -9,7 +9,9 @@ import Glibc
 
 /// Caps concurrent connections: 256 in all, 32 per non-root uid, and the last 32
 /// slots kept for root, so that local users flooding the socket, alone or together,
-/// cannot starve root (sudo, login) or each other.
+/// cannot starve root (sudo, login) or each other. A setuid program that runs PAM
+/// (su, polkit-agent-helper-1) is a root peer, so these caps alone do not bound what
+/// one user asks through it: `RequestShares` does, once the request is read.
 final class ConnectionLimiter: Sendable {
     static let maxTotal = 256
     static let maxPerUser = 32
@@ -43,6 +45,73 @@ final class ConnectionLimiter: Sendable {
     var active: Int { state.withLock { $0.total } }
 }
 
+/// How many requests one caller, and one user name, may have in hand at once
+/// (waiting for the user's lock, or holding it), so that nobody, through any client,
+/// can keep the daemon from answering another user. Every request about a user runs
+/// under that user's lock, one at a time, and a right pattern hashes each time: a
+/// user running `su SELF` 256 times at once would otherwise hold every connection
+/// until its turn. A request over either cap is answered BUSY at once, before
+/// anything is read or counted, and its connection is closed.
+///
+/// The caller is who ran the program that asks (`RequestHandler.caller`): the peer's
+/// own uid, or for a root peer (a setuid program) the uid the module names, which
+/// that user cannot change. Root's own requests (caller 0: sudo run by root, an
+/// administrator's `patternlockd`, a login manager) take no share: only the
+/// connection caps bound them. A pure decision; the daemon holds it in a mutex.
+package struct RequestShares: Sendable {
+    /// One caller's requests in hand, whichever users they are about: as many as one
+    /// uid's own connections.
+    package static let perCaller = ConnectionLimiter.maxPerUser
+    /// Requests about one user name in hand, from every caller together: about as
+    /// many as its lock gets through, at the calibrated ~250 ms a hash, within the
+    /// module's deadline for a VERIFY (13 s). A request beyond them would only wait
+    /// past it, holding a connection.
+    package static let perUser = 32
+
+    private var byCaller: [UInt32: Int] = [:]
+    private var byUser: [String: Int] = [:]
+
+    package init() {}
+
+    /// Takes a share for a request about `user` asked by `caller`; false, taking
+    /// nothing, when the caller or the user name has its whole share already.
+    package mutating func admit(user: String, caller: UInt32) -> Bool {
+        if caller == 0 { return true }
+        let mine = byCaller[caller, default: 0], theirs = byUser[user, default: 0]
+        guard mine < Self.perCaller, theirs < Self.perUser else { return false }
+        byCaller[caller] = mine + 1
+        byUser[user] = theirs + 1
+        return true
+    }
+
+    /// Gives back the share `admit` took.
+    package mutating func release(user: String, caller: UInt32) {
+        if caller == 0 { return }
+        let mine = byCaller[caller, default: 1] - 1, theirs = byUser[user, default: 1] - 1
+        byCaller[caller] = mine > 0 ? mine : nil
+        byUser[user] = theirs > 0 ? theirs : nil
+    }
+
+    /// The requests in hand for one caller, and about one user name.
+    package func held(caller: UInt32) -> Int { byCaller[caller, default: 0] }
+    package func held(user: String) -> Int { byUser[user, default: 0] }
+
+    /// Who a request is about and who asks it, when it takes a share: a request about
+    /// one user (STATUS, VERIFY, ENROLL, REMOVE, RESET of one user) from a caller who
+    /// is not root. PING, CHECK and LIST wait for no user's lock.
+    package static func subject(of request: Request, peerUID: UInt32) -> (user: String, caller: UInt32)? {
+        let user: String, claimed: Caller?
+        switch request {
+        case .status(let u, let c): (user, claimed) = (u, c)
+        case .verify(let u, _, let context): (user, claimed) = (u, context.caller)
+        case .enroll(let u, _, _, _, _), .remove(let u, _), .reset(let u): (user, claimed) = (u, nil)
+        case .ping, .check, .list, .resetAll: return nil
+        }
+        let caller = RequestHandler.caller(claimed: claimed, peerUID: peerUID).uid
+        return caller == 0 ? nil : (user, caller)
+    }
+}
+
 /// The listening side: a small POSIX loop. One thread accepts; each connection gets
 /// its own thread, which reads its line under a deadline and runs the request. A
 /// verify's hash therefore never blocks another connection, and a per-user lock in
@@ -56,6 +125,7 @@ package final class Server: Sendable {
     let handler: RequestHandler
     let listenFD: Int32
     let limiter = ConnectionLimiter()
+    private let shares = Mutex(RequestShares())
     private let stopping = Atomic<Bool>(false)
     private let wakeFDs: (read: Int32, write: Int32)
 
@@ -127,6 +197,16 @@ package final class Server: Sendable {
                 do {
                     // The line stays bytes; a pattern in it becomes secret bytes, never a String.
                     let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
+                    guard let subject = RequestShares.subject(of: request, peerUID: uid) else {
+                        handler.handle(request, peerUID: uid, peer: peer, hangUp: fd, writer: writer)
+                        continue
+                    }
+                    guard shares.withLock({ $0.admit(user: subject.user, caller: subject.caller) }) else {
+                        // Closed, as a connection over the caps is: the slot is free at once.
+                        writer.write([.busy])
+                        return
+                    }
+                    defer { shares.withLock { $0.release(user: subject.user, caller: subject.caller) } }
                     handler.handle(request, peerUID: uid, peer: peer, hangUp: fd, writer: writer)
                 } catch {
                     Log.info("request rejected uid=\(uid) error=\(error.code)")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
+import CPatternLockShims
 import PatternLock
 import PatternLockDaemon
 import PatternLockFleet
@@ -74,6 +75,11 @@ extension PatternLockd {
         func run() throws {
             umask(0o077)
             signal(SIGPIPE, SIG_IGN)
+            // The daemon holds the key and every request's pattern: no core of it,
+            // however it is started (nothing in systemd's unit does this for it).
+            if pl_set_undumpable() != 0 {
+                Log.warning("cannot turn off core dumps (\(Errno.current)); a crash could leave patterns and the key in one")
+            }
             // What this start created, undone (newest first) when it fails: a daemon
             // that cannot start must not leave a fresh key or state directory behind.
             var undo: [() -> Void] = []

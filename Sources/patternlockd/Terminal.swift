@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CPatternLockShims
 import PatternLock
 import PatternLockDaemon
 import PatternLockWire
@@ -15,8 +16,10 @@ enum PatternInput {
     nonisolated(unsafe) private static var saved = termios()
     nonisolated(unsafe) private static var echoOff = false
 
-    /// One pattern; nil at end of input.
+    /// One pattern; nil at end of input. The process is made non-dumpable first, so
+    /// a crash from here on leaves no core with the pattern in it.
     static func read(prompt: String) -> String? {
+        holdsSecrets()
         guard isTerminal else { return readLine(strippingNewline: true) }
         var t = termios()
         guard tcgetattr(0, &t) == 0 else {
@@ -42,6 +45,19 @@ enum PatternInput {
         signal(SIGINT, SIG_DFL)
         return line
     }
+
+    /// Asks the kernel for no core dump of this process (PR_SET_DUMPABLE 0): a core
+    /// would hold every pattern typed so far, and a `core_pattern` pipe hands it to
+    /// a collector such as systemd-coredump. Said once; a failure is said on stderr
+    /// and the command goes on (the pattern was going to be read anyway).
+    static func holdsSecrets() {
+        guard !undumpable else { return }
+        undumpable = true
+        if pl_set_undumpable() != 0 {
+            printError("Warning: cannot turn off core dumps for this command (\(Errno.current)); a crash could leave the pattern in one.")
+        }
+    }
+    nonisolated(unsafe) private static var undumpable = false
 
     /// Shows the grid the user types on, as its keys are laid out (terminal only).
     static func showGrid(title: String, layout: KeypadLayout = .phone) {

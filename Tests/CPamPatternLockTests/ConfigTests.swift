@@ -15,6 +15,7 @@ struct ConfigTests {
         #expect(config.layout == PL_LAYOUT_PHONE)
         #expect(cString(config.services) == "")
         #expect(cString(config.login_services) == "login,gdm-password,lightdm,sddm,xdm,lxdm,greetd")
+        #expect(cString(config.digit_passwords) == "", "no service hands an entry of dots on by default")
     }
 
     @Test("services= and login_services= take comma-separated PAM service names")
@@ -28,6 +29,8 @@ struct ConfigTests {
         #expect(none.ignored == 0 && cString(none.config.login_services) == "")
         let longest = String(repeating: "a", count: 64)
         #expect(cString(parsedConfig(["services=\(longest),b"]).config.services) == "\(longest),b")
+        let digits = parsedConfig(["digit_passwords=phosh,kde"])
+        #expect(digits.ignored == 0 && cString(digits.config.digit_passwords) == "phosh,kde")
     }
 
     @Test(
@@ -36,7 +39,8 @@ struct ConfigTests {
             "services=", "services=,sudo", "services=sudo,", "services=sudo,,su", "services=sudo su",
             "services=sudo/su", "services=s\u{e9}", "services=" + String(repeating: "a", count: 65),
             "services=" + Array(repeating: "abcdefgh", count: 29).joined(separator: ","), "login_services=,",
-            "login_services=login,", "login_services=a b",
+            "login_services=login,", "login_services=a b", "digit_passwords=", "digit_passwords=phosh,",
+            "digit_passwords=a b",
         ])
     func badServiceList(word: String) {
         var config = pl_config()
@@ -44,13 +48,14 @@ struct ConfigTests {
         #expect(pl_config_apply(&config, word) == PL_OPTION_BAD_VALUE)
         #expect(cString(config.services) == "")
         #expect(cString(config.login_services) == "login,gdm-password,lightdm,sddm,xdm,lxdm,greetd")
+        #expect(cString(config.digit_passwords) == "")
     }
 
     @Test("every option is applied")
     func everyOption() {
         let (config, ignored) = parsedConfig([
             "socket=/tmp/pl/socket", "timeout=7", "debug", "nogrid", "quiet", "allow_remote", "layout=numpad",
-            "one_prompt", "password_at_login",
+            "one_prompt", "password_at_login", "digit_passwords=phosh",
         ])
         #expect(ignored == 0)
         #expect(socketPath(config) == "/tmp/pl/socket")
@@ -58,6 +63,7 @@ struct ConfigTests {
         #expect(config.debug && config.grid == PL_GRID_NONE && config.quiet && config.allow_remote)
         #expect(config.one_prompt && config.password_at_login)
         #expect(config.layout == PL_LAYOUT_NUMPAD)
+        #expect(cString(config.digit_passwords) == "phosh")
     }
 
     @Test("layout=phone and layout=numpad choose the keys; the last one wins")

@@ -12,7 +12,8 @@ struct SentenceTests {
         "grid", "grid.rows.phone", "grid.rows.numpad", "wrong", "wrong.one", "wrong.last", "locked",
         "way_out.admin", "way_out.timed", "duration.minute", "duration.minutes", "duration.hour", "duration.hours",
         "duration.day", "duration.days", "invalid.too_short", "invalid.not_a_dot", "invalid.repeated_dot",
-        "invalid.other", "weak", "unavailable", "unavailable.unknown",
+        "invalid.other", "weak", "unavailable", "unavailable.unknown", "prompt.password", "unused.locked",
+        "unused.unavailable",
     ]
     static let users = ["alice", "b.o-b_2@x$", String(repeating: "a", count: 64)]
     static let waits = [
@@ -116,6 +117,18 @@ struct SentenceTests {
     @Test("the advice after an unlock with a weak pattern")
     func weak() throws {
         #expect(String(cString: pl_weak_advice()) == (try SentenceTable().render("weak")))
+    }
+
+    @Test("the prompt while the pattern cannot be used")
+    func passwordPrompt() throws {
+        #expect(PL_PROMPT_PASSWORD == (try SentenceTable().render("prompt.password")))
+    }
+
+    @Test(
+        "an entry shaped like a pattern that was not used",
+        arguments: [(PL_UNUSED_LOCKED, "unused.locked"), (PL_UNUSED_UNAVAILABLE, "unused.unavailable")])
+    func unused(why: pl_unused, key: String) throws {
+        #expect(String(cString: pl_unused_message(why)) == (try SentenceTable().render(key)))
     }
 
     @Test("why the daemon cannot be used (debug)", arguments: ["cannot connect to /run/patternlock/socket: Connection refused", "", nil])

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import Testing
 import PatternLock
+import Synchronization
+import Testing
 
 @Suite("Store and key file")
 struct StoreTests {
@@ -43,6 +44,30 @@ struct StoreTests {
         ) { try store.load("bob") }
         try Data([0xff, 0x00, 0x12]).write(to: URL(fileURLWithPath: base + "/state/carol"))
         #expect(throws: StoreError(.corrupt, "The record of carol is not UTF-8.")) { try store.load("carol") }
+    }
+
+    @Test("A FIFO in a record's place is not a record, and reading it never waits for a writer")
+    func fifoNeverBlocks() throws {
+        let base = temporaryDirectory(); defer { removeDirectory(base) }
+        let store = try FileStore(directory: base + "/state")
+        let fifo = base + "/state/dave"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let outcome = Mutex<Result<UserRecord?, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let r = Result { () throws(StoreError) in try store.load("dave") }
+            outcome.withLock { $0 = r }
+            done.signal()
+        }.start()
+        let answered = done.wait(timeout: .now() + 2) == .success
+        if !answered {
+            // Let the blocked open go (a writer appears and leaves), so the test ends.
+            let w = open(fifo, O_WRONLY)
+            close(w)
+            done.wait()
+        }
+        #expect(answered, "load waited for a writer to open the FIFO")
+        #expect(outcome.withLock { $0 } == .failure(StoreError(.corrupt, "The record of dave is not a regular file.")))
     }
 
     @Test("Temp files left by a crash are removed at start")

@@ -103,6 +103,13 @@ struct pl_config {
 	 * X display of this machine. PL_DEFAULT_LOGIN_SERVICES unless given;
 	 * "" asks none. */
 	char login_services[PL_MAX_SERVICE_LIST];
+	/* digit_passwords=: services whose client answers every prompt with one
+	 * field and shows no PAM text (phosh), where a password made only of
+	 * the dots must still work: there an entry shaped like a pattern that
+	 * the pattern cannot take now (locked, or no answer from the daemon)
+	 * goes on as the password. "" (the default) lists none: such an entry
+	 * never reaches another module. */
+	char digit_passwords[PL_MAX_SERVICE_LIST];
 };
 
 enum pl_option_result {
@@ -390,6 +397,17 @@ const char *pl_invalid_message(enum pl_reason reason);
 /* The advice shown after an unlock with a pattern the enroll policy refuses
  * (the daemon's "OK weak=1"). */
 const char *pl_weak_advice(void);
+
+/* Why an entry shaped like a pattern was not used: the pattern is locked, or
+ * the daemon gave no verdict. */
+enum pl_unused {
+	PL_UNUSED_LOCKED,
+	PL_UNUSED_UNAVAILABLE,
+};
+
+/* The sentence for an entry shaped like a pattern that was not used and
+ * ended the attempt (unused.locked, unused.unavailable). */
+const char *pl_unused_message(enum pl_unused why);
 
 /* "Pattern unlock unavailable: WHY", shown with the debug option when the
  * daemon cannot be used; "unknown error" for a NULL or empty why. */

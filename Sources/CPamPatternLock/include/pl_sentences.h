@@ -21,6 +21,11 @@
 #define PL_PROMPT_COMPACT "Pattern [%s]: "
 /* prompt.one.compact */
 #define PL_PROMPT_ONE_COMPACT "Pattern [%s] or password: "
+/* prompt.password: with one_prompt, the prompt while the pattern cannot be
+ * used (locked, or no answer from the daemon). The module still reads the one
+ * field itself, so an entry shaped like a pattern never reaches the password
+ * modules; anything else goes on to them as the password. */
+#define PL_PROMPT_PASSWORD "Password: "
 /* grid.keys.phone */
 #define PL_TEXT_KEYS_PHONE "123 456 789"
 /* grid.keys.numpad */
@@ -75,6 +80,18 @@
 #define PL_TEXT_WEAK                                                           \
 	"Your pattern is one that attackers try first. Change it with: "       \
 	"patternlockd enroll"
+
+/* unused.locked, unused.unavailable: an entry shaped like a pattern that the
+ * pattern could not take, so the attempt ended there; how to give the
+ * password instead, a password made only of dots included. */
+#define PL_TEXT_UNUSED_LOCKED                                                  \
+	"Pattern unlock is locked, so that pattern was not used. Type your "   \
+	"password. If your password is only the digits 1 to 9, press Enter "   \
+	"first, then type it at the next prompt."
+#define PL_TEXT_UNUSED_UNAVAILABLE                                             \
+	"Pattern unlock could not check that pattern, so it was not used. "    \
+	"Type your password. If your password is only the digits 1 to 9, "     \
+	"press Enter first, then type it at the next prompt."
 
 /* unavailable (with the debug option only): why, or unavailable.unknown. */
 #define PL_TEXT_UNAVAILABLE "Pattern unlock unavailable: %s"

@@ -76,6 +76,12 @@ int pl_random_bytes(void *PL_NONNULL buf, size_t len);
 /* Overwrite len bytes at buf with zeros the compiler may not remove. */
 void pl_wipe(void *PL_NONNULL buf, size_t len);
 
+/* Makes this process non-dumpable: the kernel writes no core of it (not even to
+   a core_pattern pipe), and only root may ptrace it or read its memory. For a
+   process that is about to hold a pattern. The corresponding C call is
+   prctl(PR_SET_DUMPABLE, 0), which Swift cannot call (it is variadic). */
+int pl_set_undumpable(void);
+
 /* Number of file descriptors passed by systemd socket activation (LISTEN_FDS
    for this pid), starting at fd 3; 0 when none. Unsets the variables, as
    sd_listen_fds(1). */

@@ -98,7 +98,9 @@ public struct FileStore: Store {
     public func load(_ user: String) throws(StoreError) -> UserRecord? {
         guard UserName.isValid(user) else { return nil }
         let fd: Int32
-        switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW) {
+        // O_NONBLOCK: a FIFO in the record's place would otherwise wait for a
+        // writer, with the user's lock held; for a regular file it changes nothing.
+        switch Sys.open(path(user), O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
         case .failure(let e) where e == .noEntry: return nil
         case .failure(let e) where e == .loop: throw .corrupt("The record of \(user) is a symbolic link.")
         case .failure(let e): throw .io("Cannot open the record of \(user)", e)

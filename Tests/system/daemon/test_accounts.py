@@ -177,6 +177,30 @@ def test_a_record_that_cannot_be_read_now_gets_one_answer_from_every_command(dae
         assert stat.S_ISSOCK(record.lstat().st_mode), "the record's place was left as it was"
 
 
+def test_a_fifo_in_a_records_place_never_keeps_the_daemon_waiting(daemon, make_users):
+    """Opening a FIFO for reading waits for a writer: the daemon must not, or the
+    user's requests (and that thread, with the user's lock) would wait for ever. It
+    is something other than a record: never success, and every request about the
+    user is answered at once, as are other users'."""
+    user, other = make_users(2)
+    daemon.enroll(user, RIGHT)
+    daemon.enroll(other, RIGHT)
+    record = pathlib.Path(daemon.state_dir) / user
+    record.unlink()
+    os.mkfifo(record, 0o600)
+    for line in (f"STATUS user={user}", f"VERIFY user={user} pattern={RIGHT}", f"RESET user={user}"):
+        t = time.monotonic()
+        try:
+            reply = daemon.request(line, timeout=5)
+        except socket.timeout:
+            reply = "no answer within 5 s"
+        assert time.monotonic() - t < 5 and not reply.startswith("OK") and reply != "no answer within 5 s", (line, reply)
+    assert daemon.request(f"STATUS user={user}", timeout=5).startswith(f"STATUS user={user} enrolled=0")
+    assert "corrupt=1" in daemon.request(f"STATUS user={user}", timeout=5)
+    assert daemon.request(f"VERIFY user={other} pattern={RIGHT}", timeout=5) == "OK"
+    assert stat.S_ISFIFO(record.lstat().st_mode), "the record's place was left as it was"
+
+
 # ---- sudo patternlockd enroll -----------------------------------------------------------
 
 @pytest.fixture

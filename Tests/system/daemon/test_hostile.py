@@ -643,6 +643,138 @@ def test_many_uids_together_cannot_take_the_slots_root_needs(daemon, make_users)
             h.release()
 
 
+def send_at_once(daemon, lines):
+    """Opens one root connection per line and sends each line, without reading: as
+    many setuid programs running PAM (su, polkit-agent-helper-1) each asking at once.
+    Returns the sockets, whose replies are read later."""
+    conns = []
+    for line in lines:
+        s = daemon.connect(60)
+        try:
+            s.sendall(line.encode() + b"\n")
+        except OSError:      # answered BUSY and closed before we wrote
+            pass
+        conns.append(s)
+    return conns
+
+
+def replies_of(conns):
+    """Every connection's reply, waiting for each; the sockets are closed."""
+    out = []
+    for s in conns:
+        try:
+            out.append(read_line(s))
+        except OSError:
+            out.append("")
+        s.close()
+    return out
+
+
+def ask(daemon, line):
+    """One request on a new connection, as the PAM module asks; the reply line ("" when
+    none came). A BUSY may come and the connection close before the line is written."""
+    with daemon.connect(10) as s:
+        try:
+            s.sendall(line.encode() + b"\n")
+        except OSError:
+            pass
+        try:
+            return read_line(s)
+        except OSError:
+            return ""
+
+
+def another_user_meanwhile(daemon, user, seconds):
+    """Root-peer STATUS of `user` every 50 ms and a root-peer VERIFY of its right
+    pattern every 0.5 s for `seconds`, as the user's own sudo asks: (STATUS samples, VERIFY samples), each
+    a list of (reply, seconds it took)."""
+    status, verify = [], []
+    caller = pwd.getpwnam(user).pw_uid
+    start = time.monotonic()
+    next_verify = start
+    while time.monotonic() - start < seconds:
+        t = time.monotonic()
+        status.append((ask(daemon, f"STATUS user={user} caller={caller}"), time.monotonic() - t))
+        if t >= next_verify:
+            t = time.monotonic()
+            verify.append((ask(daemon, f"VERIFY user={user} pattern={PATTERN} service=sudo caller={caller}"),
+                           time.monotonic() - t))
+            next_verify = time.monotonic() + 0.5
+        time.sleep(0.05)
+    return status, verify
+
+
+def latency_figure(samples, answered):
+    """'p50 …, p99 …, max … (n=…)' of the answered samples, and how many were not."""
+    ok = [dt for reply, dt in samples if answered(reply)]
+    others = sorted({reply for reply, _ in samples if not answered(reply)})
+    text = "answered in none" if not ok else ", ".join(
+        f"{k} {ms(v)}" for k, v in percentiles(ok).items() if k != "n") + f" (n={len(ok)})"
+    return text + (f"; {len(samples) - len(ok)} of {len(samples)} got {', '.join(others)}" if others else "")
+
+
+def test_one_users_queued_verifies_never_keep_another_user_from_being_answered(daemon, make_users):
+    """`su SELF` and `polkit-agent-helper-1 SELF` are root peers, and with the user's
+    own right pattern every VERIFY hashes, one at a time under that user's lock. 256
+    of them sent at once must not take every connection: another user's STATUS and
+    VERIFY, asked as sudo and login ask, are answered (not BUSY) while they wait.
+    Whatever the first user is told, it is OK or BUSY: BUSY is never success and
+    never a wrong pattern, and nothing is counted against it."""
+    a, b = make_users(2)
+    for u in (a, b):
+        daemon.enroll(u, PATTERN)
+    uid_a = pwd.getpwnam(a).pw_uid
+    conns = send_at_once(daemon, [f"VERIFY user={a} pattern={PATTERN} service=su caller={uid_a}"] * MAX_TOTAL)
+    try:
+        time.sleep(0.5)                         # every line has reached the daemon
+        status, verify = another_user_meanwhile(daemon, b, 3.0)
+    finally:
+        a_replies = replies_of(conns)
+    figure("one-users-queue", f"{MAX_TOTAL} root-peer VERIFYs of {a}'s right pattern sent at once "
+                              f"({a_replies.count('OK')} OK, {a_replies.count('BUSY')} BUSY); meanwhile another "
+                              f"user's root STATUS {latency_figure(status, lambda r: r.startswith('STATUS'))}; "
+                              f"root VERIFY {latency_figure(verify, lambda r: r == 'OK')}")
+    assert all(r.startswith(f"STATUS user={b} enrolled=1") for r, _ in status), status
+    assert all(r == "OK" for r, _ in verify), verify
+    assert max(dt for _, dt in status + verify) < 5.0, "answered, not left waiting behind the other user's queue"
+    assert set(a_replies) <= {"OK", "BUSY"}, sorted(set(a_replies))
+    assert "OK" in a_replies, "the user's own requests are still served, in turn"
+    _, st = parse_reply(daemon.request(f"STATUS user={a}"))
+    assert (st["failures"], st["locked"]) == ("0", "0"), st
+
+
+def test_one_callers_guesses_at_many_users_never_keep_another_user_from_being_answered(daemon, make_users):
+    """The same through many targets: one user runs `su VICTIM` at eight users at once,
+    32 wrong guesses at each, every one a root peer naming that user as its caller.
+    Each victim's five guesses hash in turn and the rest wait for their LOCKED; a
+    ninth user's STATUS and VERIFY are answered meanwhile, because one caller's
+    requests in hand are capped, whichever user they are about."""
+    users = make_users(10)
+    mallory, victims, b = users[0], users[1:9], users[9]
+    for u in victims + [b]:
+        daemon.enroll(u, PATTERN)
+    uid_m = pwd.getpwnam(mallory).pw_uid
+    lines = [f"VERIFY user={v} pattern={WRONG} service=su caller={uid_m}" for v in victims
+             for _ in range(MAX_TOTAL // len(victims))]
+    conns = send_at_once(daemon, lines)
+    try:
+        time.sleep(0.5)
+        status, verify = another_user_meanwhile(daemon, b, 2.0)
+    finally:
+        replies = replies_of(conns)
+    figure("one-callers-guesses", f"{len(lines)} root-peer wrong guesses by one caller at {len(victims)} users "
+                                  f"sent at once; meanwhile another user's root STATUS "
+                                  f"{latency_figure(status, lambda r: r.startswith('STATUS'))}; root VERIFY "
+                                  f"{latency_figure(verify, lambda r: r == 'OK')}")
+    assert all(r.startswith(f"STATUS user={b} enrolled=1") for r, _ in status), status
+    assert all(r == "OK" for r, _ in verify), verify
+    assert max(dt for _, dt in status + verify) < 5.0
+    assert {r.split()[0] for r in replies} <= {"FAIL", "LOCKED", "BUSY"}, sorted(set(replies))
+    log = daemon.read_log().splitlines()
+    for v in victims:
+        assert len([l for l in log if f"verify user={v} " in l and "result=FAIL" in l]) <= 5, "at most five evaluated"
+
+
 # ---------------------------------------------------------------- what the log shows
 
 def test_every_verify_is_logged_with_who_where_and_outcome(daemon, make_users):

@@ -46,6 +46,16 @@ LOCKED = ("Pattern unlock for {user} is locked after 5 failed attempts. "
 NOW_LOCKED = ("Wrong pattern. Pattern unlock for {user} is now locked after 5 failed attempts. "
               "Ask an administrator to run: patternlockd reset {user}")
 
+# An entry shaped like a pattern that the pattern could not take ends the
+# attempt (Tests/Contract/sentences.txt: unused.locked, unused.unavailable).
+_TO_PASSWORD = ("Type your password. If your password is only the digits 1 to 9, press Enter first, "
+                "then type it at the next prompt.")
+UNUSED_LOCKED = "Pattern unlock is locked, so that pattern was not used. " + _TO_PASSWORD
+UNUSED_UNAVAILABLE = "Pattern unlock could not check that pattern, so it was not used. " + _TO_PASSWORD
+# What the module asks while the pattern cannot be used (with one_prompt), as
+# pam_unix does.
+PASSWORD_PROMPT = "Password: "
+
 
 def wrong(remaining):
     noun = "attempt" if remaining == 1 else "attempts"

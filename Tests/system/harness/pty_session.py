@@ -9,7 +9,11 @@ Reads a JSON object on stdin:
              ["send", "exit\\n"], ["eof"]]}
 "expect" waits for a regular expression in the output not yet matched; "secret"
 waits until the program has turned echo off (as a password prompt does) and
-types the text; "send" types it at once; "eof" waits for the program to end.
+types the text; "send" types it at once; "eof" waits for the program to end;
+"probe" runs a command about the program at that moment (["probe", ["cat",
+"/proc/{pid}/environ"]], say, while it waits at a prompt; {pid} is the
+program's pid) and reports its exit status after the transcript as
+"[pty_session] probe 0".
 Prints the transcript (what the terminal showed; typed secrets are not echoed)
 and exits 0 when every step was met, 1 (naming the step) when one was not.
 Stdlib only: it runs inside the booted test container with the system python."""
@@ -18,6 +22,7 @@ import os
 import pty
 import re
 import select
+import subprocess
 import sys
 import termios
 import time
@@ -37,6 +42,7 @@ def main():
     out = bytearray()
     seen = 0  # output before this offset was matched already
     failure = None
+    probes = []  # the "probe" steps' exit statuses, reported after the transcript
 
     def pump(wait):
         ready, _, _ = select.select([fd], [], [], wait)
@@ -78,6 +84,9 @@ def main():
                 os.write(fd, arg.encode())
         elif kind == "send":
             os.write(fd, arg.encode())
+        elif kind == "probe":
+            argv = [a.replace("{pid}", str(pid)) for a in arg]
+            probes.append(subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)
         elif kind == "eof":
             while pump(0.2):
                 if time.monotonic() > deadline:
@@ -97,6 +106,8 @@ def main():
     except OSError:
         pass
     sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n"))
+    for status in probes:
+        sys.stdout.write(f"\n[pty_session] probe {status}")
     if failure:
         sys.stdout.write(f"\n[pty_session] {failure}\n")
         return 1

@@ -7,8 +7,9 @@ import subprocess
 import pytest
 
 
-from harness.pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_AUTH_ERR, PAM_SUCCESS, RIGHT, ROOT, WRONG,
-                         documented_stack, on, set_password)
+from harness.pam_support import (ONE_PROMPT, GRID, LOCKED, PAM_AUTH_ERR, PAM_SUCCESS, PASSWORD_PROMPT, RIGHT, ROOT,
+                         UNUSED_LOCKED, UNUSED_UNAVAILABLE, WRONG, by_verb, documented_stack, on, set_password,
+                         status_line)
 
 
 PASSWORD = "tr0ub4dor&3"
@@ -140,3 +141,121 @@ def test_a_password_at_the_one_prompt_is_counted_by_faillock_once_and_a_right_on
     assert r.prompts == [ONE_PROMPT]
     assert faillock_count(tally, account) == 0
     assert " failures=0 " in live.request(f"STATUS user={account}")
+
+
+# ---- a pattern never reaches pam_unix or faillock, whatever the daemon says ------
+#
+# A client that answers every prompt with its one field (swaylock, phosh, KDE's
+# Breeze) would give pam_unix's "Password:" the pattern the moment the module
+# let the stack go on after reading one: pam_faillock would count it, and with
+# deny=3 three tries of the right pattern would lock the account. The
+# conversation here answers every prompt with the same text (repeat=True).
+
+class NoDaemon:
+    """A socket path where nothing listens."""
+
+    def __init__(self, path):
+        self.socket = str(path)
+
+
+def with_timeout(stack):
+    """timeout=1: a daemon that never answers is given up on in 1 s (STATUS)
+    or 11 s (VERIFY, the hash's allowance) instead of 3 and 13."""
+    return [line.replace("{module} ", "{module} timeout=1 ", 1) for line in stack]
+
+
+VERIFY_WITHOUT_VERDICT = {
+    "busy": b"BUSY\n",
+    "error": b"ERROR message=store_failed\n",
+    "denied": b"DENIED\n",
+    "not-enrolled": b"NOT_ENROLLED\n",
+    "malformed": b"OKAY\n",
+    "invalid-empty": b"INVALID reason=empty\n",
+    "closed": b"<close>",
+    "no-answer": None,
+}
+
+
+@pytest.mark.parametrize("verify", VERIFY_WITHOUT_VERDICT.values(), ids=VERIFY_WITHOUT_VERDICT.keys())
+def test_a_pattern_the_daemon_gives_no_verdict_on_ends_the_attempt_and_faillock_counts_nothing(
+        pam, fake, user, tally, syslog, verify):
+    set_password(user, PASSWORD)
+    d = fake(by_verb(user=user, verify=verify))
+    stack = with_timeout(documented(d, tally))
+    logged = []
+    for _ in range(3):  # deny=3: were they counted, the account would be locked now
+        r = pam.authenticate(user, RIGHT, stack=stack, repeat=True, syslog=syslog)
+        logged += syslog.messages()  # read each time: a full queue would block syslog(3)
+        assert r.code == PAM_AUTH_ERR, r
+        assert r.prompts == [ONE_PROMPT], "nothing asked after the pattern"
+        assert r.errors == [UNUSED_UNAVAILABLE]
+    assert faillock_count(tally, user) == 0
+    assert not [m for m in logged if "pam_unix" in m], logged
+    r = pam.authenticate(user, PASSWORD, stack=stack, repeat=True)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [ONE_PROMPT]
+
+
+STATUS_UNUSABLE = {
+    "locked": (status_line("{user}", locked=1, failures=5), UNUSED_LOCKED),
+    "locked-reply": (b"LOCKED retry_after=0\n", UNUSED_LOCKED),
+    "busy": (b"BUSY\n", UNUSED_UNAVAILABLE),
+    "error": (b"ERROR message=store_failed\n", UNUSED_UNAVAILABLE),
+    "denied": (b"DENIED\n", UNUSED_UNAVAILABLE),
+    "malformed": (b"STATUS user=x\n", UNUSED_UNAVAILABLE),
+    "closed": (b"<close>", UNUSED_UNAVAILABLE),
+    "no-answer": (None, UNUSED_UNAVAILABLE),
+    "no-socket": ("<none>", UNUSED_UNAVAILABLE),
+    "nothing-listens": ("<stale>", UNUSED_UNAVAILABLE),
+}
+
+
+@pytest.mark.parametrize("status, sentence", STATUS_UNUSABLE.values(), ids=STATUS_UNUSABLE.keys())
+def test_while_the_pattern_cannot_be_used_a_one_answer_client_gets_in_with_the_password_only(
+        pam, fake, user, tally, tmp_path, syslog, status, sentence):
+    """Locked, or no usable answer to STATUS: the module still reads the one
+    field, as "Password: ". The pattern typed there is not used and ends the
+    attempt; the password goes on to pam_unix and unlocks."""
+    set_password(user, PASSWORD)
+    if status == "<none>":
+        d = NoDaemon(tmp_path / "no-such-socket")
+    else:
+        answer = status.replace(b"{user}", user.encode()) if isinstance(status, bytes) else status
+        d = fake(lambda line: answer if line.startswith("STATUS ") else b"ERROR message=unexpected\n")
+        if status == "<stale>":
+            d.stop_listening()
+    stack = with_timeout(documented(d, tally))
+    logged = []
+    for _ in range(3):
+        r = pam.authenticate(user, RIGHT, stack=stack, repeat=True, syslog=syslog)
+        logged += syslog.messages()
+        assert r.code == PAM_AUTH_ERR, r
+        assert r.prompts == [PASSWORD_PROMPT]
+        assert r.errors[-1] == sentence
+    assert faillock_count(tally, user) == 0
+    assert not [m for m in logged if "pam_unix" in m], logged
+    if not isinstance(d, NoDaemon):
+        assert "VERIFY" not in d.verbs(), "nothing is sent while the pattern cannot be used"
+    r = pam.authenticate(user, PASSWORD, stack=stack, repeat=True)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [PASSWORD_PROMPT]
+
+
+def test_a_pattern_locked_by_someone_else_cannot_get_the_account_locked_through_a_one_answer_client(
+        pam, live, account, tally):
+    """The chain the review found: another local user locks my pattern with
+    five wrong tries (su me); I type my right pattern three times at a locker
+    that answers every prompt with its field. None of it reaches faillock
+    (deny=3), and my password still unlocks."""
+    stack = documented(live, tally)
+    for _ in range(5):
+        pam.authenticate(account, WRONG, stack=stack)
+    assert " locked=1 " in live.request(f"STATUS user={account}")
+    for _ in range(3):
+        r = pam.authenticate(account, RIGHT, stack=stack, repeat=True)
+        assert r.code == PAM_AUTH_ERR, r
+        assert r.errors == [LOCKED.format(user=account), UNUSED_LOCKED]
+    assert faillock_count(tally, account) == 0
+    r = pam.authenticate(account, PASSWORD, stack=stack, repeat=True)
+    assert r.code == PAM_SUCCESS, r
+    assert faillock_count(tally, account) == 0

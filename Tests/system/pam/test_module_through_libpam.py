@@ -15,7 +15,7 @@ import pytest
 
 from harness.pam_support import (PROMPT, GRID, LOCKED, NOW_LOCKED, PAM_AUTH_ERR, PAM_AUTHINFO_UNAVAIL,
                          PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, WRONG, by_verb, failures,
-                         FakeDaemon, on, status_line, wrong)
+                         FakeDaemon, UNUSED_UNAVAILABLE, on, status_line, wrong)
 
 
 
@@ -322,10 +322,12 @@ def test_bad_status_reply_is_unavailable(pam, fake, status):
         "OK-no-lf", "empty-line", "pong", "status", "fail-abc", "fail-negative", "fail-bare",
         "oversized", "4096-no-lf", "closed", "invalid-bare", "busy", "denied", "error"])
 def test_bad_verify_reply_is_never_success(pam, fake, verify):
+    """Nor a way on to the password modules: the pattern sent got no verdict,
+    so the attempt ends with the way to the password said."""
     d = fake(by_verb(verify=verify))
     r = pam.authenticate("alice", RIGHT, args=[on(d), "timeout=1"])
-    assert r.code == PAM_AUTHINFO_UNAVAIL, r
-    assert r.errors == []
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.errors == [UNUSED_UNAVAILABLE]
     assert d.verbs() == ["STATUS", "VERIFY"]
 
 
@@ -349,7 +351,8 @@ def test_verify_never_answered_gives_up_after_the_hash_allowance(pam, fake):
     d = fake(by_verb(verify=None))
     d.answer = lambda line: status_line("alice") if line.startswith("STATUS") else None
     r = pam.authenticate("alice", RIGHT, args=[on(d), "timeout=1"])
-    assert r.code == PAM_AUTHINFO_UNAVAIL, r
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.errors == [UNUSED_UNAVAILABLE]
     # timeout=1 for the STATUS, 1 + 10 seconds for the VERIFY.
     assert 10.9 <= r.elapsed < 12.5, r
 
@@ -403,8 +406,10 @@ def test_a_locked_reply_to_status_goes_on_to_the_password(pam, fake):
     assert d.verbs() == ["STATUS"]
 
 
-# PAM_AUTH_ERR only for an entry that was sent and refused (or refused here,
-# as too long): the profile's auth_err=die ends the attempt on it.
+# PAM_AUTH_ERR for an entry that was sent and not accepted (or refused here,
+# as too long): the profile's auth_err=die ends the attempt on it. A pattern
+# that got no verdict (the user's record went away between STATUS and VERIFY,
+# a reply that cannot be) never goes on to the password modules either.
 @pytest.mark.parametrize("verify, code, errors", [
     (b"FAIL remaining=1\n", PAM_AUTH_ERR, [wrong(1)]),
     (b"FAIL remaining=0\n", PAM_AUTH_ERR, [NOW_LOCKED.format(user="alice")]),
@@ -416,10 +421,10 @@ def test_a_locked_reply_to_status_goes_on_to_the_password(pam, fake):
     (b"FAIL remaining=0 retry_after=90\n", PAM_AUTH_ERR,
      ["Wrong pattern. Pattern unlock for alice is now locked after 5 failed attempts. Try again in "
       "2 minutes, or ask an administrator to run: patternlockd reset alice"]),
-    (b"NOT_ENROLLED\n", PAM_USER_UNKNOWN, []),
+    (b"NOT_ENROLLED\n", PAM_AUTH_ERR, [UNUSED_UNAVAILABLE]),
     (b"INVALID reason=too_short\n", PAM_AUTH_ERR,
      ["Connect at least 4 dots. This entry was not counted."]),
-    (b"INVALID reason=empty\n", PAM_AUTHINFO_UNAVAIL, []),
+    (b"INVALID reason=empty\n", PAM_AUTH_ERR, [UNUSED_UNAVAILABLE]),
 ], ids=["fail-1", "fail-0", "locked", "locked-timed", "fail-0-timed", "not-enrolled", "too-short", "empty"])
 def test_verify_replies_map_to_codes(pam, fake, verify, code, errors):
     d = fake(by_verb(verify=verify))

@@ -8,8 +8,8 @@ import pytest
 
 
 from harness.pam_support import (COMPACT_PROMPT, GRID, LOCKED, NOW_LOCKED, ONE_COMPACT_PROMPT, ONE_PROMPT, PAM_AUTH_ERR,
-                         PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PROMPT, RIGHT, WRONG, by_verb, documented_stack, failures,
-                         on, set_password, wrong)
+                         PAM_AUTHINFO_UNAVAIL, PAM_SUCCESS, PASSWORD_PROMPT, PROMPT, RIGHT, UNUSED_LOCKED, WRONG,
+                         by_verb, documented_stack, failures, on, set_password, wrong)
 
 
 PASSWORD = "tr0ub4dor&3"
@@ -101,20 +101,48 @@ def test_a_digit_password_shaped_like_a_pattern_unlocks_after_enter_on_the_empty
     assert failures(live, account) == 1
 
 
-def test_a_digit_password_shaped_like_a_pattern_unlocks_with_one_answer_once_the_pattern_is_locked(
-        pam, live, account):
-    """A client that answers every prompt with the same text (swaylock) cannot
-    send an empty entry and then the password: after five tries the pattern is
-    locked, the module asks nothing, and the one answer reaches pam_unix."""
-    set_password(account, DIGIT_PASSWORD)
+def lock_with(pam, live, account, entry, stack):
     for n in range(4, -1, -1):
-        r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True)
+        r = pam.authenticate(account, entry, stack=stack, repeat=True)
         assert r.code == PAM_AUTH_ERR and r.prompts == [ONE_PROMPT], r
     assert r.errors == [NOW_LOCKED.format(user=account)]
-    r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True)
+
+
+def test_a_digit_password_shaped_like_a_pattern_never_reaches_pam_unix_from_a_one_answer_client(
+        pam, live, account, syslog):
+    """A client that answers every prompt with the same text (swaylock, phosh)
+    cannot send an empty entry and then the password. Once the pattern is
+    locked the module still reads that one answer ("Password: "), and an entry
+    shaped like a pattern is not used: it may be the pattern, and pam_unix and
+    pam_faillock are not to see patterns. The sentence says the way in."""
+    set_password(account, DIGIT_PASSWORD)
+    lock_with(pam, live, account, DIGIT_PASSWORD, example(live))
+    r = pam.authenticate(account, DIGIT_PASSWORD, stack=example(live), repeat=True, syslog=syslog)
+    assert r.code == PAM_AUTH_ERR, r
+    assert r.prompts == [PASSWORD_PROMPT]
+    assert r.errors == [LOCKED.format(user=account), UNUSED_LOCKED]
+    assert not [m for m in syslog.messages() if "pam_unix" in m], syslog.messages()
+    # A client that answers prompt by prompt: Enter, then the password.
+    r = pam.authenticate(account, "", DIGIT_PASSWORD, stack=example(live))
     assert r.code == PAM_SUCCESS, r
-    assert r.prompts == [UNIX_PROMPT]
+    assert r.prompts == [PASSWORD_PROMPT, UNIX_PROMPT]
+
+
+def test_digit_passwords_lets_a_one_answer_client_use_a_digit_password_once_the_pattern_is_locked(
+        pam, live, account):
+    """digit_passwords=SERVICE, for a one-field client such as phosh: there an
+    entry of dots that the pattern cannot take (locked) goes on as the password."""
+    set_password(account, DIGIT_PASSWORD)
+    stack = [line.replace("one_prompt", "one_prompt digit_passwords=pltest") for line in example(live)]
+    lock_with(pam, live, account, DIGIT_PASSWORD, stack)
+    r = pam.authenticate(account, DIGIT_PASSWORD, stack=stack, repeat=True)
+    assert r.code == PAM_SUCCESS, r
+    assert r.prompts == [PASSWORD_PROMPT]
     assert r.errors == [LOCKED.format(user=account)]
+    # Another service than the one listed keeps the rule.
+    other = [line.replace("one_prompt", "one_prompt digit_passwords=phosh") for line in example(live)]
+    r = pam.authenticate(account, DIGIT_PASSWORD, stack=other, repeat=True)
+    assert r.code == PAM_AUTH_ERR and r.errors[-1] == UNUSED_LOCKED, r
 
 
 @pytest.mark.parametrize("repeat", [True, False], ids=["same-text-client", "prompt-by-prompt-client"])
@@ -175,18 +203,21 @@ def test_a_user_without_a_pattern_is_asked_the_password_only(pam, live, user):
     assert r.events == [("PROMPT_ECHO_OFF", UNIX_PROMPT)]
 
 
-def test_a_token_set_before_the_module_is_left_alone(pam, fake, user):
+def test_a_token_set_before_the_module_is_left_alone_and_the_misorder_is_logged(pam, fake, user, syslog):
     """PAM_AUTHTOK already set (pam_unix asked above the module): nothing asked,
-    nothing sent, the token goes on."""
+    nothing sent, the token goes on. That module had the one field first (with
+    pam_krb5 there, a pattern typed into it would go to Kerberos), so the
+    administrator is told in the log to move the pattern line up."""
     set_password(user, PASSWORD)
     d = fake(by_verb(user=user))
     stack = ["auth optional pam_unix.so nullok",
              f"auth [success=done default=ignore] {{module}} {on(d)} one_prompt",
              "auth required pam_unix.so nullok use_first_pass"]
-    r = pam.authenticate(user, PASSWORD, stack=stack)
+    r = pam.authenticate(user, PASSWORD, stack=stack, syslog=syslog)
     assert r.code == PAM_SUCCESS, r
     assert r.prompts == [UNIX_PROMPT]
     assert d.connections == 0
+    assert [m for m in syslog.messages() if "PAM_AUTHTOK was already set by a module above pam_patternlock" in m]
 
 
 def test_without_one_prompt_nothing_is_handed_on(pam, live, account):
