@@ -270,7 +270,8 @@ def test_five_wrong_patterns_lock_it_then_the_pattern_never_reaches_pam_unix_and
     # What a wrong password leaves, for comparison: pam_unix checks it and
     # faillock counts it (the two checks above could see a password).
     assert phone.attempt(WRONG_PASSWORD) == "refused", phone.explain()
-    assert len(phone.faillock()) == 1 and password_checks_failed(phone.journal(), phone.user) == checked + 1
+    assert len(phone.faillock()) == 1, "faillock did not count a wrong password typed on phosh"
+    assert password_checks_failed(phone.journal(), phone.user) > checked, "pam_unix's failure left no line"
     # The account password, typed as letters straight into phosh's entry.
     assert phone.attempt(PASSWORD) == "unlocked", phone.explain()
     figure("phosh password unlock (pattern locked)", f"{phone.elapsed:.2f} s from Return to unlocked")
