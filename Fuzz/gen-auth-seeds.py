@@ -13,7 +13,7 @@ import struct
 
 OUT = pathlib.Path(__file__).resolve().parent / "corpus" / "auth"
 
-SILENT, SET_ITEM_FAILS, DISALLOW_NULL = 1, 2, 4
+SILENT, SET_ITEM_FAILS, DISALLOW_NULL, REPEAT = 1, 2, 4, 8
 FIELDS = ("user", "service", "tty", "rhost", "ruser", "authtok", "hostname")
 
 
@@ -135,6 +135,20 @@ SEEDS = {
     "status-locked-verb": seed(conns=(conn(b"LOCKED retry_after=60\n"),)),
     "status-denied": seed(conns=(conn(b"DENIED\n"),), options=("debug",)),
     "status-garbage": seed(conns=(conn(b"OK\n"),)),
+    # While the pattern cannot be used, one_prompt reads the field itself as
+    # "Password: "; a client that repeats its one answer (swaylock, phosh).
+    "one-prompt-status-locked-pattern": seed(options=("one_prompt",), conns=(conn(STATUS_LOCKED),), flags=REPEAT),
+    "one-prompt-status-locked-password": seed(options=("one_prompt",), conns=(conn(STATUS_LOCKED),),
+                                              answers=(answer("hunter2"),), flags=REPEAT),
+    "one-prompt-status-busy-pattern": seed(options=("one_prompt", "debug"), conns=(conn(b"BUSY\n"),)),
+    "one-prompt-status-unreachable": seed(options=("one_prompt",), conns=(conn(b"", lstat=1),)),
+    "one-prompt-verify-busy-repeat": verify(b"BUSY\n", options=("one_prompt",), flags=REPEAT),
+    "one-prompt-verify-closed": verify(b"", options=("one_prompt",)),
+    "digit-passwords-locked": seed(options=("one_prompt", "digit_passwords=phosh,sudo"),
+                                   conns=(conn(STATUS_LOCKED),), flags=REPEAT),
+    "digit-passwords-verify-error": verify(b"ERROR message=internal\n", options=("digit_passwords=sudo",)),
+    "user-prompted-repeat": seed(items={"service": "sudo", "tty": "/dev/pts/0", "hostname": "box"},
+                                 answers=(answer("12369"),), flags=REPEAT),
     # What the user types.
     "entry-empty": seed(answers=(answer(""),)),
     "entry-overlong-dots": seed(answers=(answer("123456789" * 8),)),

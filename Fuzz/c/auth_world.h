@@ -76,10 +76,15 @@ struct fz_world {
 	/* CLOCK_MONOTONIC in ms: moves only when a poll times out or sleeps. */
 	long long now_ms;
 	/* What the module did. */
-	int text_infos;	   /* PAM_TEXT_INFO messages shown */
-	int prompts;	   /* echo-off prompts */
-	char *last_answer; /* a copy of the last echo-off answer given */
-	int authtok_sets;  /* pam_set_item(PAM_AUTHTOK) calls */
+	int text_infos;	      /* PAM_TEXT_INFO messages shown */
+	int prompts;	      /* echo-off prompts */
+	bool password_prompt; /* one of them was PL_PROMPT_PASSWORD */
+	char *last_answer;    /* a copy of the last echo-off answer given */
+	/* The application answers every prompt with its first answer, as
+	 * swaylock and phosh do (the input's flags, bit 3). */
+	bool repeat;
+	char *first_answer;
+	int authtok_sets; /* pam_set_item(PAM_AUTHTOK) calls */
 	/* Everything the input says outside the prompt's answer, and every
 	 * fixed sentence a log line can quote: an answer found in a log line
 	 * but in none of these came from the prompt. */

@@ -5,7 +5,8 @@
  *
  * The input, little-endian, every part optional (missing bytes read as 0):
  *   u8  flags     bit 0 PAM_SILENT, bit 1 pam_set_item fails,
- *                 bit 2 PAM_DISALLOW_NULL_AUTHTOK
+ *                 bit 2 PAM_DISALLOW_NULL_AUTHTOK, bit 3 the application
+ *                 answers every prompt with its first answer (swaylock)
  *   u8  uid       getuid(): 0, or 1000 + the byte
  *   u16 len + the option words, NUL-separated
  *   u16 len + the items: u8 mask of the set ones (bit 0 user, 1 service,
@@ -27,11 +28,19 @@
  * Beyond "no crash, no leak" (ASan, UBSan, LeakSanitizer), after every call:
  * PAM_SUCCESS only when the module sent a VERIFY and the daemon's reply line
  * to it was exactly "OK" or "OK weak=0|1"; VERIFY only after a STATUS reply
- * saying enrolled=1 and not locked; the prompt only after that STATUS; every
+ * saying enrolled=1 and not locked; the pattern prompt only after that
+ * STATUS, "Password: " only with one_prompt when it did not come; an entry
+ * shaped like a pattern never left for another module to read (the stack
+ * goes on only when the module returns neither PAM_SUCCESS nor
+ * PAM_AUTH_ERR, and then a client that repeats its answer gives the next
+ * prompt the same text), nor handed on as PAM_AUTHTOK but at a service listed
+ * in digit_passwords=; with one_prompt, once the daemon was asked, the field
+ * read by the module before the stack goes on; every
  * request one well-formed line with the user and the entry (in phone digits)
  * it should carry; every socket closed once; no deadline overrun; no
  * PAM_TEXT_INFO under PAM_SILENT or quiet; every conversation response wiped
- * before it is freed; PAM_AUTHTOK set only by one_prompt to the entry; the
+ * before it is freed; PAM_AUTHTOK set only to the entry, by one_prompt or
+ * digit_passwords=; the
  * entry (6 bytes or more, and in nothing else a log line may quote) never in
  * a pam_syslog line.
  */
@@ -87,8 +96,21 @@ static struct pam_response *one_response(char *text)
 
 static int answer_prompt(int style, struct pam_response **resp)
 {
-	uint8_t kind = fz_u8(&fz.answers);
+	uint8_t kind;
 	struct fz_reader text;
+
+	/* Every prompt after the first gets the first answer again. */
+	if (fz.repeat && fz.first_answer != NULL) {
+		*resp = one_response(give((const uint8_t *)fz.first_answer,
+					  strlen(fz.first_answer)));
+		if (style == PAM_PROMPT_ECHO_OFF) {
+			free(fz.last_answer);
+			fz.last_answer = strdup(fz.first_answer);
+			CHECK(fz.last_answer != NULL);
+		}
+		return PAM_SUCCESS;
+	}
+	kind = fz_u8(&fz.answers);
 
 	switch (kind % 8) {
 	case 1:
@@ -109,6 +131,10 @@ static int answer_prompt(int style, struct pam_response **resp)
 	default:
 		text = fz_blob(&fz.answers);
 		*resp = one_response(give(text.p, text.n));
+		if (fz.repeat) {
+			fz.first_answer = strndup((const char *)text.p, text.n);
+			CHECK(fz.first_answer != NULL);
+		}
 		if (style == PAM_PROMPT_ECHO_OFF) {
 			free(fz.last_answer);
 			fz.last_answer = strndup((const char *)text.p, text.n);
@@ -153,6 +179,8 @@ static int conversation(int n, const struct pam_message **msg,
 	switch (style) {
 	case PAM_PROMPT_ECHO_OFF:
 		fz.prompts++;
+		if (strcmp(msg[0]->msg, PL_PROMPT_PASSWORD) == 0)
+			fz.password_prompt = true;
 		return answer_prompt(style, resp);
 	case PAM_PROMPT_ECHO_ON:
 		/* pam_get_user's "login: "; the module never echoes. */
@@ -336,8 +364,13 @@ static void check_outcome(int ret, int flags, const struct pl_config *cfg,
 		      line_is(line, len, "OK weak=0") ||
 		      line_is(line, len, "OK weak=1"));
 	}
-	if (verify >= 0 || fz.prompts > 0)
+	if (verify >= 0 || (fz.prompts > 0 && !fz.password_prompt))
 		CHECK(status_allows());
+	/* "Password: " only with one_prompt, instead of the pattern prompt
+	 * (the STATUS reply did not let the pattern be asked, or could not be
+	 * read), and nothing is sent after it. */
+	if (fz.password_prompt)
+		CHECK(cfg->one_prompt && fz.prompts == 1 && fz.nconn <= 1);
 	/* No more than one echo-off prompt: the pattern. */
 	CHECK(fz.prompts <= 1);
 	if ((flags & PAM_SILENT) || cfg->quiet)
@@ -345,16 +378,40 @@ static void check_outcome(int ret, int flags, const struct pl_config *cfg,
 	/* one_prompt with a token already there: nothing asked or sent. */
 	if (cfg->one_prompt && authtok_preset)
 		CHECK(fz.prompts == 0 && fz.nconn == 0);
-	/* Only one_prompt hands the entry on, unsent, as the password. */
+	/* The entry is handed on, as the password, only by one_prompt (what
+	 * is not a pattern, unsent) or at a service listed in
+	 * digit_passwords= (a pattern that could not be used). */
 	if (fz.authtok_sets > 0) {
-		CHECK(cfg->one_prompt && fz.authtok_sets == 1);
-		CHECK(ret == PAM_AUTHINFO_UNAVAIL && verify == -1);
+		CHECK(fz.authtok_sets == 1 && ret == PAM_AUTHINFO_UNAVAIL);
 		CHECK(fz.last_answer != NULL);
+		if (pl_is_pattern(fz.last_answer, cfg->layout))
+			CHECK(pl_service_listed(cfg->digit_passwords,
+						fz.items[PAM_SERVICE]));
+		else
+			CHECK(cfg->one_prompt && verify == -1);
 		if (!fz.set_item_fails)
 			CHECK(fz.items[PAM_AUTHTOK] != NULL &&
 			      strcmp(fz.items[PAM_AUTHTOK], fz.last_answer) ==
 				      0);
 	}
+	/* one_prompt, once the daemon was asked about a user it does not say
+	 * has no pattern: the module reads the one field itself (the pattern
+	 * prompt, or "Password: " while the pattern cannot be used) before the
+	 * stack may go on, so what a client types there never meets another
+	 * module's prompt unread. */
+	if (cfg->one_prompt && fz.nconn >= 1 && ret != PAM_USER_UNKNOWN)
+		CHECK(fz.prompts == 1);
+	/* A pattern typed at the module's prompt is never left for another
+	 * module: unless the module ends the stack (PAM_SUCCESS) or the
+	 * attempt (PAM_AUTH_ERR, auth_err=die), the next module asks, and a
+	 * client that repeats its answer gives it the pattern. Only at a
+	 * digit_passwords= service does it go on, as the password. */
+	if (fz.prompts > 0 && fz.last_answer != NULL &&
+	    pl_is_pattern(fz.last_answer, cfg->layout) && ret != PAM_SUCCESS &&
+	    ret != PAM_AUTH_ERR)
+		CHECK(fz.authtok_sets == 1 &&
+		      pl_service_listed(cfg->digit_passwords,
+					fz.items[PAM_SERVICE]));
 	/* Each exchange ends by its deadline: timeout s for STATUS, 10 more
 	 * for VERIFY. */
 	CHECK(fz.now_ms - started <=
@@ -514,6 +571,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz.set_item_fails = (bits & 2) != 0;
 	if (bits & 4)
 		flags |= PAM_DISALLOW_NULL_AUTHTOK;
+	fz.repeat = (bits & 8) != 0;
 	fz.uid = fz_u8(&in);
 	if (fz.uid != 0)
 		fz.uid += 1000;
@@ -550,6 +608,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_pam_end();
 	free(fz.last_answer);
+	free(fz.first_answer);
 	free(fz.public_text);
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);

@@ -59,6 +59,11 @@ long pl_format_prompt(char *out, size_t outsize, enum pl_grid form,
 					       : PL_PROMPT_COMPACT,
 				    pl_layout_keys(layout)),
 			   outsize);
+	if (layout == PL_LAYOUT_NUMPAD)
+		return fit(snprintf(out, outsize, "%s",
+				    one_prompt ? PL_PROMPT_ONE_NUMPAD
+					       : PL_PROMPT_NUMPAD),
+			   outsize);
 	return fit(snprintf(out, outsize, "%s",
 			    one_prompt ? PL_PROMPT_ONE : PL_PROMPT),
 		   outsize);

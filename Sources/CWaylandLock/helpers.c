@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -85,6 +87,16 @@ int pls_timerfd_arm(int fd, long ms)
 int pls_seqpacket_pair(int fds[2])
 {
 	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+int pls_no_core_dumps(void)
+{
+	struct rlimit none = {0, 0};
+	int rc = setrlimit(RLIMIT_CORE, &none);
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		rc = -1;
+	return rc;
 }
 
 int pls_fork(void)

@@ -127,9 +127,13 @@ public struct LockScreen: Sendable {
     /// The keys the dots are typed on: `--layout`, only. The module's layout says
     /// how the answer is written (`moduleLayout`), never which key lights which dot.
     public var layout: KeypadLayout { options.layout }
-    /// The layout the module reads its answer in (what its prompt or grid picture
-    /// names; phone when it names none).
+    /// The layout the module reads its answer in, read afresh each attempt: what
+    /// its prompt names (every prompt of the module does but the phone's plain
+    /// words), else the grid picture this attempt showed (a module older than the
+    /// numpad's own prompt), else phone.
     public private(set) var moduleLayout: KeypadLayout = .phone
+    /// The layout the grid picture of this attempt showed, if one came.
+    private var gridLayout: KeypadLayout?
 
     /// This attempt asked for the pattern: a password prompt after it may be left
     /// for the grid (a new attempt), which the screen then offers.
@@ -185,6 +189,8 @@ public struct LockScreen: Sendable {
         attemptAnswered = false
         patternAsked = false
         answeredPattern = false
+        gridLayout = nil
+        moduleLayout = .phone
         if phase != .checking || (pendingPattern == nil && !passwordPending) { phase = .waiting }
     }
 
@@ -192,7 +198,7 @@ public struct LockScreen: Sendable {
         let kind = ModulePrompt(prompt: text)
         attemptPrompted = true
         if case .pattern(let named, _) = kind {
-            if let named { moduleLayout = named }
+            moduleLayout = named ?? gridLayout ?? .phone
             patternAsked = true
             var effects: [Effect] = [.log("prompt kind=pattern")]
             promptText = nil
@@ -242,6 +248,7 @@ public struct LockScreen: Sendable {
 
     public mutating func pamInfo(_ text: String) -> [Effect] {
         if let named = ModulePrompt.gridMessage(text) {
+            gridLayout = named
             moduleLayout = named
             return []
         }
@@ -288,10 +295,39 @@ public struct LockScreen: Sendable {
         return effects
     }
 
-    /// The PAM child ended without a result (it crashed or was killed).
-    public mutating func pamLost() -> [Effect] {
+    /// The pattern or password was right, but the account stage refused (the
+    /// child has sent `accountRefusedSentence` as a message): the screen stays
+    /// locked, with no red (nothing entered was wrong) and the sentence shown
+    /// under the grid of the next attempt, which asks again, so the unlock works
+    /// once an administrator has fixed the account.
+    public mutating func pamAccountRefused() -> [Effect] {
         let next = nextAttempt()
         endAttempt()
+        notice = nil
+        return [.log("attempt result=account refused"), next]
+    }
+
+    /// What the screen says when the account stage refuses a right pattern or
+    /// password: the user cannot fix it, so the sentence names who can and how.
+    public static func accountRefusedSentence(user: String, expired: Bool) -> String {
+        if expired {
+            return
+                "The account \(user) has expired, so this screen stays locked: an administrator can renew it (chage -E -1 \(user)), then unlock again."
+        }
+        return
+            "The system's account rules refuse \(user) now, so this screen stays locked: an administrator can allow the account again (its PAM account stage), then unlock again."
+    }
+
+    /// The PAM child ended without a result that counts: it crashed or was
+    /// killed, or it said success but did not exit 0 (the edge then refuses to
+    /// unlock). A success held for the user's action is dropped with it, so the
+    /// next press, touch or key draws or types again instead of asking to unlock
+    /// once more; the user has just acted, so the next attempt starts at once.
+    public mutating func pamLost() -> [Effect] {
+        let refusedHeld = successHeld
+        let next = refusedHeld ? .restartAttempt : nextAttempt()
+        endAttempt()
+        if refusedHeld { notice = Self.failedNotice }
         return [next]
     }
 
@@ -300,6 +336,8 @@ public struct LockScreen: Sendable {
     private func nextAttempt() -> Effect { attemptPrompted ? .restartAttempt : .endAttempt }
 
     private mutating func endAttempt() {
+        // A held success belongs to the attempt that said it: never to the next.
+        successHeld = false
         answeredPattern = false
         passwordPending = false
         pendingPattern = nil

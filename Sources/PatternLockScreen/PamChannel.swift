@@ -6,6 +6,8 @@
 ///     child → screen   P<text>  a prompt, echo off     E<text>  a prompt, echo on
 ///                      I<text>  PAM_TEXT_INFO          X<text>  PAM_ERROR_MSG
 ///                      R<ok><code, 4 bytes LE>  pam_authenticate's result (ok: 1 or 0)
+///                      D<code, 4 bytes LE>      pam_authenticate said yes, the account
+///                                               stage (pam_acct_mgmt) said no: the result
 ///     screen → child   A<answer>  the answer to the last prompt (a secret: sent
 ///                                 from a wiped buffer, never kept as a String)
 ///                      C          no answer: end the conversation (PAM_CONV_ERR)
@@ -14,6 +16,9 @@ public enum PamMessage: Equatable, Sendable {
     case info(String)
     case error(String)
     case result(success: Bool, code: Int32)
+    /// The pattern or password was right but the account stage refused (an
+    /// expired account): never an unlock, and not a wrong entry either.
+    case accountRefused(code: Int32)
 
     /// No message is longer: PAM messages are at most PAM_MAX_MSG_SIZE (512) bytes,
     /// answers PAM_MAX_RESP_SIZE (512); this leaves room.
@@ -44,9 +49,21 @@ public enum PamMessage: Equatable, Sendable {
         case .info(let s): return text("I", s)
         case .error(let s): return text("X", s)
         case .result(let ok, let code):
-            let c = UInt32(bitPattern: code)
-            return [UInt8(ascii: "R"), ok ? 1 : 0, UInt8(c & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c >> 16 & 0xFF), UInt8(c >> 24)]
+            return [UInt8(ascii: "R"), ok ? 1 : 0] + Self.bytes(code)
+        case .accountRefused(let code):
+            return [UInt8(ascii: "D")] + Self.bytes(code)
         }
+    }
+
+    private static func bytes(_ code: Int32) -> [UInt8] {
+        let c = UInt32(bitPattern: code)
+        return [UInt8(c & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c >> 16 & 0xFF), UInt8(c >> 24)]
+    }
+
+    private static func code(_ b: ArraySlice<UInt8>) -> Int32 {
+        let i = b.startIndex
+        let c = UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
+        return Int32(bitPattern: c)
     }
 
     /// Reads one datagram from the child.
@@ -66,8 +83,11 @@ public enum PamMessage: Equatable, Sendable {
         case UInt8(ascii: "R"):
             let b = Array(body)
             guard b.count == 5, b[0] <= 1 else { throw FormatError(description: "a result that is not 5 bytes") }
-            let code = UInt32(b[1]) | UInt32(b[2]) << 8 | UInt32(b[3]) << 16 | UInt32(b[4]) << 24
-            self = .result(success: b[0] == 1, code: Int32(bitPattern: code))
+            self = .result(success: b[0] == 1, code: Self.code(b[1...]))
+        case UInt8(ascii: "D"):
+            let b = Array(body)
+            guard b.count == 4 else { throw FormatError(description: "an account refusal that is not 4 bytes") }
+            self = .accountRefused(code: Self.code(b[0...]))
         default: throw FormatError(description: "an unknown message type \(tag)")
         }
     }

@@ -4,13 +4,17 @@ import PatternLock
 /// How a program that shows PAM's conversation (the lock screen) tells the module's
 /// pattern prompt from every other prompt, and the module's grid picture from the
 /// messages a user must read. Built from the same sentences the module prints
-/// (Tests/Contract/sentences.txt: `prompt`, `prompt.one`, `prompt.compact`,
-/// `prompt.one.compact`, `grid.keys.*`, `grid`, `grid.rows.*`); a test calls the C
-/// module's own `pl_format_prompt` and checks this reading of every form.
+/// (Tests/Contract/sentences.txt: `prompt`, `prompt.one`, `prompt.numpad`,
+/// `prompt.one.numpad`, `prompt.compact`, `prompt.one.compact`, `grid.keys.*`,
+/// `grid`, `grid.rows.*`); a test calls the C module's own `pl_format_prompt` and
+/// checks this reading of every form.
 public enum ModulePrompt: Equatable, Sendable {
     /// The module asks for the pattern. `layout` is the keypad the prompt names
-    /// (the compact forms); nil when it names none. `orPassword`: the same field
-    /// also takes the password (`one_prompt`).
+    /// (the compact forms, the numpad's own words, a grid picture before it under
+    /// PAM_SILENT); nil when it names none, which the module makes only for the
+    /// phone (a module older than `prompt.numpad` made it for either, with a grid
+    /// picture as the only hint). `orPassword`: the same field also takes the
+    /// password (`one_prompt`).
     case pattern(layout: KeypadLayout?, orPassword: Bool)
     /// Any other prompt (pam_unix's `Password: `, a token's PIN, ...).
     case password
@@ -18,6 +22,10 @@ public enum ModulePrompt: Equatable, Sendable {
     /// The module's prompts, as `sentences.txt` holds them.
     public static let patternPrompt = "Pattern (Enter to skip): "
     public static let patternOrPasswordPrompt = "Pattern or password: "
+    /// `prompt.numpad`, `prompt.one.numpad`: layout=numpad's words where no keys
+    /// are on the prompt's line.
+    public static let numpadPatternPrompt = "Pattern on the numeric keypad (Enter to skip): "
+    public static let numpadPatternOrPasswordPrompt = "Pattern on the numeric keypad or password: "
     static func compact(_ keys: String) -> String { "Pattern [\(keys)]: " }
     static func compactOrPassword(_ keys: String) -> String { "Pattern [\(keys)] or password: " }
     /// `grid.keys.phone`, `grid.keys.numpad`.
@@ -38,6 +46,10 @@ public enum ModulePrompt: Equatable, Sendable {
         }
         if last == Self.patternOrPasswordPrompt {
             self = .pattern(layout: Self.layout(ofGrid: text), orPassword: true)
+            return
+        }
+        if last == Self.numpadPatternPrompt || last == Self.numpadPatternOrPasswordPrompt {
+            self = .pattern(layout: .numpad, orPassword: last == Self.numpadPatternOrPasswordPrompt)
             return
         }
         for layout in KeypadLayout.allCases {

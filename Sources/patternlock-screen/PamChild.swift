@@ -27,14 +27,32 @@ func runPamChild() -> Never {
     var conversation = pam_conv(conv: { count, messages, responses, _ in converse(count, messages, responses) }, appdata_ptr: nil)
     var handle: OpaquePointer?
     var rc = pam_start("patternlock-screen", user, &conversation, &handle)
+    var accountRefused = false
     if rc == PAM_SUCCESS, let handle {
         rc = pam_authenticate(handle, 0)
+        if rc == PAM_SUCCESS {
+            // The account stage, as a login runs it (docs/SECURITY.md): an expired
+            // account (usermod -e, pam_unix's account) or one pam_access or
+            // pam_time refuses stays locked. A password that must be changed
+            // (PAM_NEW_AUTHTOK_REQD) does not: no lock screen can change it, and
+            // the next login asks for it.
+            let account = pam_acct_mgmt(handle, 0)
+            if account != PAM_SUCCESS && account != PAM_NEW_AUTHTOK_REQD {
+                rc = account
+                accountRefused = true
+            }
+        }
         // As i3lock does: refresh the credentials (Kerberos tickets) after a
         // success; a failure here does not keep the session locked.
         if rc == PAM_SUCCESS { _ = pam_setcred(handle, Int32(PAM_REFRESH_CRED)) }
         _ = pam_end(handle, rc)
     }
-    _ = send(PamMessage.result(success: rc == PAM_SUCCESS, code: rc))
+    if accountRefused {
+        _ = send(.error(LockScreen.accountRefusedSentence(user: user, expired: rc == PAM_ACCT_EXPIRED)))
+        _ = send(.accountRefused(code: rc))
+    } else {
+        _ = send(PamMessage.result(success: rc == PAM_SUCCESS, code: rc))
+    }
     exit(rc == PAM_SUCCESS ? 0 : 1)
 }
 

@@ -786,6 +786,9 @@ final class App {
             case .result(let ok, _):
                 a.gotResult = true
                 effects = state.pamResult(success: ok)
+            case .accountRefused:
+                a.gotResult = true
+                effects = state.pamAccountRefused()
             }
             invalidateAll()
             run(effects)

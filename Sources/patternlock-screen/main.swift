@@ -7,6 +7,12 @@ import PatternLockScreen
 // patternlock-screen: a Wayland lock screen (ext-session-lock-v1) with the 3×3
 // pattern grid. See Options.usage and docs/patternlock-screen.1.
 
+// First of all, in the screen and in its PAM child alike (posix_spawn's exec
+// makes the child dumpable again): no core dump may hold a pattern or a password
+// (the child holds libpam's and the modules' copies), whatever core_pattern is.
+if pls_no_core_dumps() != 0 {
+    say("cannot turn core dumps off (\(String(cString: strerror(errno)))); going on.")
+}
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments == [pamChildWord] { runPamChild() }
 
@@ -31,9 +37,7 @@ do {
 }
 
 // Nothing on this screen may be swapped out: the typed answers live in locked
-// buffers of their own (SecretField), and a core dump could hold them.
-var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
-_ = setrlimit(Int32(RLIMIT_CORE.rawValue), &noCore)
+// buffers of their own (SecretField); core dumps are off (above).
 signal(SIGPIPE, SIG_IGN)
 
 var image: OpaquePointer?

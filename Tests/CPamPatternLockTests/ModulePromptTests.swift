@@ -16,8 +16,11 @@ struct ModulePromptTests {
         for form in [PL_GRID_FULL, PL_GRID_COMPACT, PL_GRID_NONE] {
             for one in [false, true] {
                 let prompt = try #require(formatted { pl_format_prompt($0, $1, form, one, cLayout) })
-                let named: KeypadLayout? = form == PL_GRID_COMPACT ? layout : nil
+                // Every prompt names the layout but the phone's plain words, which
+                // only the phone layout makes: no grid picture is needed to read it.
+                let named: KeypadLayout? = form == PL_GRID_COMPACT || layout == .numpad ? layout : nil
                 #expect(ModulePrompt(prompt: prompt) == .pattern(layout: named, orPassword: one), "\(prompt)")
+                #expect((named ?? .phone) == layout, "\(prompt)")
                 // Under PAM_SILENT the grid goes before the prompt (grid, LF, prompt),
                 // and names the layout.
                 let grid = try #require(formatted { pl_format_grid($0, $1, "alice", cLayout) })

@@ -8,8 +8,8 @@ import Testing
 struct SentenceTests {
     /// The keys the checks below render: the table must hold exactly these.
     static let keys: Set<String> = [
-        "prompt", "prompt.one", "prompt.compact", "prompt.one.compact", "grid.keys.phone", "grid.keys.numpad",
-        "grid", "grid.rows.phone", "grid.rows.numpad", "wrong", "wrong.one", "wrong.last", "locked",
+        "prompt", "prompt.one", "prompt.numpad", "prompt.one.numpad", "prompt.compact", "prompt.one.compact",
+        "grid.keys.phone", "grid.keys.numpad", "grid", "grid.rows.phone", "grid.rows.numpad", "wrong", "wrong.one", "wrong.last", "locked",
         "way_out.admin", "way_out.timed", "duration.minute", "duration.minutes", "duration.hour", "duration.hours",
         "duration.day", "duration.days", "invalid.too_short", "invalid.not_a_dot", "invalid.repeated_dot",
         "invalid.other", "weak", "unavailable", "unavailable.unknown", "prompt.password", "unused.locked",
@@ -35,16 +35,23 @@ struct SentenceTests {
     }
 
     @Test(
-        "the prompt in every form, either mode and either layout",
-        arguments: [(PL_LAYOUT_PHONE, "grid.keys.phone"), (PL_LAYOUT_NUMPAD, "grid.keys.numpad")])
-    func prompts(layout: pl_layout, keysKey: String) throws {
+        "the prompt in every form, either mode and either layout: the numpad's names it where no keys are on its line",
+        arguments: [
+            (PL_LAYOUT_PHONE, "grid.keys.phone", ""), (PL_LAYOUT_NUMPAD, "grid.keys.numpad", ".numpad"),
+        ])
+    func prompts(layout: pl_layout, keysKey: String, plainSuffix: String) throws {
         let table = try SentenceTable()
         let keys = try table.render(keysKey)
         #expect(String(cString: pl_layout_keys(layout)) == keys)
         #expect(PL_PROMPT_ONE == (try table.render("prompt.one")))
+        #expect(PL_PROMPT_NUMPAD == (try table.render("prompt.numpad")))
+        #expect(PL_PROMPT_ONE_NUMPAD == (try table.render("prompt.one.numpad")))
         for form in [PL_GRID_FULL, PL_GRID_NONE] {
-            #expect(formatted { pl_format_prompt($0, $1, form, false, layout) } == (try table.render("prompt")))
-            #expect(formatted { pl_format_prompt($0, $1, form, true, layout) } == (try table.render("prompt.one")))
+            #expect(
+                formatted { pl_format_prompt($0, $1, form, false, layout) } == (try table.render("prompt" + plainSuffix)))
+            #expect(
+                formatted { pl_format_prompt($0, $1, form, true, layout) }
+                    == (try table.render("prompt.one" + plainSuffix)))
         }
         #expect(
             formatted { pl_format_prompt($0, $1, PL_GRID_COMPACT, false, layout) }

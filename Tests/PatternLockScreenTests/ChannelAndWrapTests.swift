@@ -11,6 +11,7 @@ struct PamChannelTests {
             .prompt("Pattern [123 456 789]: ", echo: false), .prompt("login: ", echo: true), .prompt("", echo: false),
             .info("Pattern unlock for alice: type the dots in order.\n  1 2 3"), .error("Wrong pattern — 3 attempts left."),
             .result(success: true, code: 0), .result(success: false, code: 7), .result(success: false, code: -1),
+            .accountRefused(code: 13), .accountRefused(code: -1),
         ]
         for m in messages {
             #expect(try PamMessage(datagram: m.encoded) == m)
@@ -19,7 +20,9 @@ struct PamChannelTests {
 
     @Test("bad datagrams are refused")
     func refused() {
-        for bad: [UInt8] in [[], [0x51, 0x41], [0x52, 1, 0, 0], [0x52, 2, 0, 0, 0, 0], [0x50, 0x41, 0, 0x42]] {
+        for bad: [UInt8] in [
+            [], [0x51, 0x41], [0x52, 1, 0, 0], [0x52, 2, 0, 0, 0, 0], [0x50, 0x41, 0, 0x42], [0x44, 13, 0, 0], [0x44, 13, 0, 0, 0, 0],
+        ] {
             #expect(throws: PamMessage.FormatError.self) { try PamMessage(datagram: bad) }
         }
         let long = [UInt8(ascii: "I")] + [UInt8](repeating: 0x41, count: PamMessage.maximumSize)

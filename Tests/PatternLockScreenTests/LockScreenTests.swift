@@ -191,6 +191,39 @@ struct LockScreenTests {
         #expect(answers(u.pamPrompt("Pattern [789 456 123]: ", echo: false)) == [.answerPattern(p, layout: .numpad)])
     }
 
+    @Test(
+        "under a numpad module whose prompt shows no grid (nogrid, quiet), the drawn pattern is answered in the numpad's keys"
+    )
+    func numpadModuleWithoutGrid() throws {
+        let p = try Pattern(typed: "1236")
+        for prompt in [ModulePrompt.numpadPatternPrompt, ModulePrompt.numpadPatternOrPasswordPrompt] {
+            var s = screen()
+            _ = s.pamPrompt(prompt, echo: false)
+            #expect(s.phase == .pattern && s.moduleLayout == .numpad)
+            #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+            // Drawn before the prompt: answered in the numpad's keys when it comes.
+            var t = screen()
+            _ = draw(&t, [1, 2, 3, 6])
+            #expect(answers(t.pamPrompt(prompt, echo: false)) == [.answerPattern(p, layout: .numpad)])
+        }
+    }
+
+    @Test("the module's layout is read afresh each attempt: one attempt's grid picture does not name the next's")
+    func moduleLayoutPerAttempt() throws {
+        let p = try Pattern(typed: "1236")
+        var s = screen()
+        _ = s.pamInfo("Pattern unlock for alice: type the dots in order.\n  7 8 9\n  4 5 6\n  1 2 3")
+        _ = s.pamPrompt(ModulePrompt.patternOrPasswordPrompt, echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .numpad)])
+        _ = s.pamResult(success: false)
+        s.attemptStarted()
+        s.flashEnded()
+        // The phone's plain words, no grid picture: the phone's keys.
+        _ = s.pamPrompt(ModulePrompt.patternOrPasswordPrompt, echo: false)
+        #expect(s.moduleLayout == .phone)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(p, layout: .phone)])
+    }
+
     @Test("a path of fewer than 4 dots is not sent and says so")
     func tooShort() {
         var s = screen()
@@ -395,6 +428,56 @@ struct LockScreenTests {
         _ = n.pamResult(success: false)
         n.attemptStarted()
         #expect(answers(n.pamResult(success: true)) == [] && n.successHeld)
+    }
+
+    @Test("after a held success whose child did not exit 0, the screen takes a pattern or a password again")
+    func refusedHeldSuccessTakesInputAgain() throws {
+        // A stack that says yes without asking, from a child that then exits
+        // non-zero: the edge refuses the unlock (Wayland.swift) and reports the
+        // attempt lost. The next press must start a path, not ask to unlock again.
+        var s = screen()
+        _ = s.pamResult(success: true)
+        #expect(s.press(at: centre(5), touch: 1) == [.unlock])
+        #expect(s.pamLost() == [.restartAttempt])
+        #expect(!s.successHeld && s.notice == LockScreen.failedNotice && s.phase == .waiting)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
+        #expect(answers(s.pamResult(success: true)) == [.unlock])
+        // A key after the refusal types: the password reaches pam_unix's prompt.
+        var k = screen()
+        _ = k.pamResult(success: true)
+        #expect(k.key(.escape) == [.unlock])
+        #expect(k.pamLost() == [.restartAttempt])
+        k.attemptStarted()
+        _ = k.pamPrompt("Password: ", echo: false)
+        #expect(k.key(.text([0x61])).isEmpty)
+        #expect(k.key(.enter) == [.answerField])
+        #expect(k.field.withBytes { Array($0) } == [0x61])
+    }
+
+    @Test(
+        "a right pattern the account stage refuses: no unlock and no red, the sentence naming the fix stays, and the next attempt asks again"
+    )
+    func accountRefused() throws {
+        var s = screen()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = draw(&s, [1, 2, 3, 6])
+        let sentence = LockScreen.accountRefusedSentence(user: "alice", expired: true)
+        #expect(sentence.contains("has expired") && sentence.contains("chage -E -1 alice"))
+        _ = s.pamError("Your account has expired; please contact your system administrator.")
+        _ = s.pamError(sentence)
+        #expect(answers(s.pamAccountRefused()) == [.restartAttempt])
+        #expect(!s.flashing && s.notice == nil && s.phase == .waiting && s.gesture.dots.isEmpty)
+        s.attemptStarted()
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.messages.last == sentence && s.showsGrid)
+        #expect(answers(draw(&s, [1, 2, 3, 6])) == [.answerPattern(try Pattern(typed: "1236"), layout: .phone)])
+        // A stack that asked nothing: the next attempt waits for the user.
+        var n = screen()
+        #expect(answers(n.pamAccountRefused()) == [.endAttempt])
+        #expect(!n.successHeld)
+        #expect(!LockScreen.accountRefusedSentence(user: "alice", expired: false).contains("expired"))
     }
 
     @Test("the answer to an echo-on prompt shows in clear; a password prompt's, and a password typed at the grid, masked")

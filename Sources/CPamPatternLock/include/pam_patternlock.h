@@ -339,8 +339,10 @@ bool pl_tty_is_terminal(const char *tty);
 enum pl_grid pl_grid_choose(enum pl_grid option, const char *tty);
 
 /* The prompt: PL_PROMPT or PL_PROMPT_ONE (one_prompt) for the full grid and
- * none; for the compact form the same words with the keys of layout on one
- * line, "Pattern [123 456 789]: " or "Pattern [123 456 789] or password: ".
+ * none, PL_PROMPT_NUMPAD or PL_PROMPT_ONE_NUMPAD there for layout=numpad; for
+ * the compact form the same words with the keys of layout on one line,
+ * "Pattern [123 456 789]: " or "Pattern [123 456 789] or password: ". Every
+ * form names the layout (the phone's plain words only the phone's).
  * Returns the length, or -1 when it does not fit. */
 long pl_format_prompt(char *out, size_t outsize, enum pl_grid form,
 		      bool one_prompt, enum pl_layout layout);

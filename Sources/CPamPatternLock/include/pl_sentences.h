@@ -16,6 +16,13 @@
 /* prompt.one: one_prompt, where a password typed here goes on to the next
  * module. */
 #define PL_PROMPT_ONE "Pattern or password: "
+/* prompt.numpad and prompt.one.numpad: layout=numpad's prompt where no keys
+ * are on the prompt's line (the full grid and none). It names the layout, so
+ * every prompt the module makes says which keys its answer is read in: a
+ * client that draws the grid (patternlock-screen) writes the dots in them,
+ * with or without a grid picture before it (nogrid, quiet). */
+#define PL_PROMPT_NUMPAD "Pattern on the numeric keypad (Enter to skip): "
+#define PL_PROMPT_ONE_NUMPAD "Pattern on the numeric keypad or password: "
 /* prompt.compact: the keys (grid.keys.phone or grid.keys.numpad) on the
  * prompt's own line, for clients that show one line or no message. */
 #define PL_PROMPT_COMPACT "Pattern [%s]: "

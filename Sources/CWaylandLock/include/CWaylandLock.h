@@ -32,6 +32,13 @@ int pls_timerfd_arm(int fd, long ms);
 /* socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). */
 int pls_seqpacket_pair(int fds[2]);
 
+/* No core dump of this process, whatever core_pattern says: RLIMIT_CORE 0 (a
+   file core_pattern) and PR_SET_DUMPABLE 0 (a pipe core_pattern ignores the
+   rlimit; not dumpable also keeps other processes of the user from ptrace and
+   from /proc/PID/mem). Survives fork, not execve: the PAM child, started by
+   posix_spawn, calls it again. 0, or -1 with errno set. */
+int pls_no_core_dumps(void);
+
 /* fork(2), for --daemonize (before any thread exists). */
 int pls_fork(void);
 

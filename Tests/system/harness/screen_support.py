@@ -41,6 +41,21 @@ def build_compositor():
     return COMPOSITOR
 
 
+TOOLS = pathlib.Path(__file__).resolve().parent / "tools"
+
+
+def build_pam_module(name, directory):
+    """A PAM module of the tests' own, Tests/system/harness/tools/NAME.c, built
+    into `directory` (which the locker's user must be able to read) and
+    returned: linked -z nodelete, so what it leaves in its process outlives
+    pam_end's dlclose."""
+    out = pathlib.Path(directory) / f"{name}.so"
+    subprocess.run(["cc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                    "-Wl,-z,nodelete", "-o", str(out), str(TOOLS / f"{name}.c"), "-lpam"], check=True)
+    out.chmod(0o755)
+    return out
+
+
 # ---- the test server --------------------------------------------------------
 
 class Compositor:
@@ -137,17 +152,23 @@ class Compositor:
 _WITH_PAM_D = 'mount --bind "$0" /etc/pam.d && exec "$@"'
 
 
-def write_pam_d(directory, module, daemon, module_options=""):
+def write_pam_d(directory, module, daemon, module_options="", one_prompt=True, account="pam_permit.so"):
     """A pam.d holding only the locker's service: the documented common-auth
     (what pam-auth-update writes) with the built module on the test daemon's
-    socket, and `module_options` (e.g. layout=numpad) on its line. allow_remote:
-    this host has no logind to tell a person is here."""
+    socket, and `module_options` (e.g. layout=numpad) on its line; without
+    its one_prompt when `one_prompt` is False; `account` the account stage's
+    module (pam_unix.so: expiry as a login checks it). allow_remote: this host
+    has no logind to tell a person is here."""
     pam_d = pathlib.Path(directory) / "pam.d"
     pam_d.mkdir(exist_ok=True)
     pam_d.chmod(0o755)
     options = f"{module} socket={daemon.socket} allow_remote {module_options}".rstrip()
-    auth = "".join(line.replace("{module}", options) + "\n" for line in documented_stack())
-    (pam_d / SERVICE).write_text(auth + "account required pam_permit.so\n"
+    lines = documented_stack()
+    if not one_prompt:
+        lines = [line.replace("{module} one_prompt", "{module}") for line in lines]
+        assert not any("one_prompt" in line for line in lines), lines
+    auth = "".join(line.replace("{module}", options) + "\n" for line in lines)
+    (pam_d / SERVICE).write_text(auth + f"account required {account}\n"
                                  "session required pam_permit.so\n")
     return pam_d
 
@@ -225,16 +246,31 @@ class Locker:
         kill_processes_of(self.uid)
 
 
-def kill_processes_of(uid):
-    """SIGKILL to every process left running as `uid` (the locker's PAM child):
-    the test user is throwaway, so each one is the test's own."""
+def processes_of(uid):
+    """The pids of the processes whose real uid is `uid`, read from
+    /proc/PID/status (the owner of the files in /proc/PID is root for a process
+    that is not dumpable: the locker and its PAM child)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid == uid:
-                os.kill(int(entry), signal.SIGKILL)
+            status = pathlib.Path(f"/proc/{entry}/status").read_text()
         except (FileNotFoundError, ProcessLookupError):
+            continue
+        real = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        if real and int(real.group(1)) == uid:
+            found.append(int(entry))
+    return found
+
+
+def kill_processes_of(uid):
+    """SIGKILL to every process left running as `uid` (the locker's PAM child):
+    the test user is throwaway, so each one is the test's own."""
+    for pid in processes_of(uid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
 
 

@@ -20,8 +20,10 @@ def test_the_same_shape_on_the_numeric_keypad_unlocks_the_phone_pattern(pam, liv
     assert NUMPAD_RIGHT == "7895"
     r = pam.authenticate(enrolled, NUMPAD_RIGHT, args=[on(live), "layout=numpad"])
     assert r.code == PAM_SUCCESS, r
+    # The prompt names the layout too: a client that draws the grid instead
+    # of showing the picture (a lock screen) answers in the numpad's keys.
     assert r.events == [("TEXT_INFO", NUMPAD_GRID.format(user=enrolled)),
-                        ("PROMPT_ECHO_OFF", "Pattern (Enter to skip): ")]
+                        ("PROMPT_ECHO_OFF", "Pattern on the numeric keypad (Enter to skip): ")]
 
 
 def test_with_layout_numpad_the_phone_digits_are_another_shape(pam, live, enrolled):

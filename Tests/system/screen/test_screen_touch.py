@@ -16,14 +16,15 @@ import pwd
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 import pytest
 
 
-from harness.pam_support import RIGHT  # noqa: E402
+from harness.pam_support import RIGHT, failures  # noqa: E402
 from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker, build_compositor,  # noqa: E402
-                            find_grid, locker_available, ocr, write_pam_d)
+                            build_pam_module, find_grid, locker_available, ocr, processes_of, write_pam_d)
 
 
 SHOTS = ROOT / "build" / "screen-touch"
@@ -122,8 +123,8 @@ def screens(compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
     module = shutil.copy2(pam_module, binaries / pam_module.name)
     made = []
 
-    def start(name, module_options="", **kwargs):
-        pam_d = write_pam_d(shared_tmp, module, live, module_options)
+    def start(name, module_options="", one_prompt=True, account="pam_permit.so", **kwargs):
+        pam_d = write_pam_d(shared_tmp, module, live, module_options, one_prompt, account)
         s = Screen(enrolled, pam_d, tmp_path, name, locker, **kwargs)
         made.append(s)
         return s
@@ -165,27 +166,40 @@ def test_a_touch_drag_through_the_right_pattern_unlocks(screens, live, enrolled)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
 
 
-def test_under_a_numpad_module_a_drawn_pattern_unlocks(screens, live, enrolled):
+@pytest.mark.parametrize("one_prompt", [True, False], ids=["one_prompt", "two_prompts"])
+@pytest.mark.parametrize("form", ["nogrid", "grid=full quiet", "grid=full", ""],
+                         ids=["nogrid", "full-quiet", "full", "default"])
+def test_under_a_numpad_module_a_drawn_pattern_unlocks_whatever_its_prompt_form(
+        screens, live, enrolled, form, one_prompt):
     # The module reads its answer in its layout's keys: the screen must write the
     # drawn dots as the keys they sit on, or every pattern is wrong and counted.
-    s = screens("numpad", module_options="layout=numpad")
+    # It learns the layout from the prompt, whatever grid the module shows or
+    # leaves out (nogrid, quiet: no grid picture to read it from).
+    name = f"numpad-{form.replace(' ', '-').replace('=', '-') or 'default'}-{'one' if one_prompt else 'two'}"
+    s = screens(name, module_options=f"layout=numpad {form}".rstrip(), one_prompt=one_prompt)
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    assert failures(live, enrolled) == 0
+
+
+def locker_processes(user, pam_child):
+    """The pids of the lockers (`pam_child` False) or of their PAM children
+    (True) running as `user`."""
+    found = []
+    for pid in processes_of(pwd.getpwnam(user).pw_uid):
+        try:
+            argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if argv[0].endswith(LOCKER.name.encode()) and (b"--pam-child" in argv) == pam_child:
+            found.append(pid)
+    return found
 
 
 def pam_children(user):
     """The pids of the locker's PAM children running as `user`."""
-    uid = pwd.getpwnam(user).pw_uid
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid and \
-                    b"--pam-child" in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
-                found.append(int(entry))
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return found
+    return locker_processes(user, pam_child=True)
 
 
 def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(screens, live, enrolled):
@@ -198,6 +212,26 @@ def test_the_pam_childs_conversation_socket_is_not_inherited_by_what_pam_runs(sc
     flags = int(re.search(r"^flags:\s+(\d+)", fdinfo, re.M).group(1), 8)
     assert "socket:" in os.readlink(f"/proc/{children[0]}/fd/3")
     assert flags & os.O_CLOEXEC, fdinfo
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+
+
+def test_neither_the_locker_nor_its_pam_child_waiting_at_its_prompt_is_dumpable(screens, live, enrolled):
+    # With a pipe core_pattern (systemd-coredump, apport) the kernel ignores
+    # RLIMIT_CORE: only PR_SET_DUMPABLE 0 keeps the password in libpam's and
+    # pam_unix's copies out of a core dump, and the user's other processes from
+    # ptrace and /proc/PID/mem. The kernel shows it (proc(5)): the files in
+    # /proc/PID of a process that is not dumpable belong to root, whatever its
+    # uid (/proc/PID itself keeps the process's uid).
+    s = screens("dumpable")
+    uid = pwd.getpwnam(enrolled).pw_uid
+    lockers = locker_processes(enrolled, pam_child=False)
+    children = pam_children(enrolled)
+    assert len(lockers) == 1 and len(children) == 1, (lockers, children)
+    assert s.compositor.state()["state"] == "locked"
+    for pid in lockers + children:
+        assert re.search(rf"^Uid:\s+{uid}\s", pathlib.Path(f"/proc/{pid}/status").read_text(), re.M)
+        assert os.stat(f"/proc/{pid}/status").st_uid == 0, f"process {pid} ({'PAM child' if pid in children else 'locker'}) is dumpable"
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
 
@@ -468,3 +502,84 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
     finally:
         locker.close()
         compositor.close()
+
+
+def drag_on(compositor, grid, dots):
+    """A finger through `dots` on a locker started without Screen."""
+    x, y = grid.at(dots[0])
+    compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
+    for a, b in zip(dots, dots[1:]):
+        (ax, ay), (bx, by) = grid.at(a), grid.at(b)
+        for i in range(1, STEPS + 1):
+            compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
+    compositor.ok("touch up 0")
+
+
+def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_then_does(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours says yes without asking and makes the PAM child exit
+    # 3 after it sent that success (an exit handler: as a module that calls
+    # exit() would). The user's tap must not unlock; and the screen must not
+    # wedge on that held success: the right pattern drawn next unlocks.
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    exit_once = build_pam_module("pam_exit_once", binaries)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran\n" + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "exit-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^the PAM child said success but did not exit 0; not unlocking$", start=mark)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        # The screen takes the pattern again: a new attempt asks for it at once.
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        compositor.settle(0)
+        time.sleep(0.3)
+        again = compositor.screenshot(SHOTS / "exit-nonzero-again.png")[0]
+        assert "Not unlocked" in ocr(again.path)
+        grid = find_grid(again, 1)
+        drag_on(compositor, grid, RIGHT_DRAG)
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        state = compositor.state()
+        assert state["state"] == "unlocked" and state["unlocks"] == "1", state
+        assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    finally:
+        locker.close()
+        compositor.close()
+
+
+def test_an_expired_account_stays_locked_saying_who_can_renew_it_and_unlocks_once_renewed(screens, live, enrolled):
+    # usermod -L -e 1: the password locked, the account expired. The pattern is
+    # right (the daemon answers OK) but the account stage, pam_unix's as a login
+    # runs it, refuses: the screen stays locked, without red, and says in a
+    # whole sentence who can fix it and how. Once an administrator renews the
+    # account, the same pattern unlocks: nobody is left behind the lock for good.
+    subprocess.run(["usermod", "-L", "-e", "1", enrolled], check=True)
+    s = screens("expired", account="pam_unix.so")
+    mark = len(s.locker.lines)
+    s.drag(RIGHT_DRAG)
+    refused = s.locker.debug(r"^attempt result=account refused$", start=mark)
+    s.locker.debug(r"^prompt kind=pattern$", start=refused)
+    assert not s.locker.said(r"^(attempt result=success|unlocked)$", start=mark)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+    s.quiet(500)
+    shown = s.shot("expired-refused")[0]
+    assert s.grid.red(shown) == set()
+    text = ocr(shown.path)
+    assert "has expired" in text and "administrator can renew it" in text, text
+    assert s.locker.proc.poll() is None and s.compositor.state()["state"] == "locked"
+    subprocess.run(["chage", "-E", "-1", enrolled], check=True)
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 2) == [("patternlock-screen", "OK"), ("patternlock-screen", "OK")]
