@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """A user's desktop in a booted container: a local logind session opened by
-`login` on a pty, whose shell (screen_session.sh) runs a headless sway and then
-the commands handed to it, so that the lockers started there, and their PAM
-conversations, belong to that session. From outside, as a hand and an eye
-would, the test moves a virtual pointer (build/tools/vpointer), types with
-wtype, takes screenshots with grim and reads them with tesseract."""
+`login` on a pty, whose shell (screen_session.sh) runs a headless sway (or phoc
+with phosh, the phone shell) and then the commands handed to it, so that the
+lockers started there, and their PAM conversations, belong to that session.
+From outside, as a hand and an eye would, the test moves a virtual pointer
+(build/tools/vpointer), types with wtype, takes screenshots with grim and
+reads them with tesseract."""
 import json
 import pathlib
 import re
@@ -88,26 +89,35 @@ class VirtualPointer:
 
 
 class Desk:
-    """A user's local login session running a headless sway of `size`, with
-    commands run inside the session (`start`) and a hand and an eye outside."""
+    """A user's local login session running a headless `compositor` of `size`
+    (sway, or phosh on phoc: screen_session.sh), with commands run inside the
+    session (`start`) and a hand and an eye outside."""
 
-    def __init__(self, system, user, password, size=(800, 600), shot_prefix="screen"):
+    # The Wayland socket each compositor takes (sway skips wayland-0).
+    DISPLAY = {"sway": "wayland-1", "phosh": "wayland-0"}
+
+    def __init__(self, system, user, password, size=(800, 600), shot_prefix="screen", compositor="sway"):
         self.system, self.user, self.password = system, user, password
-        self.size, self.shot_prefix = size, shot_prefix
+        self.size, self.shot_prefix, self.compositor = size, shot_prefix, compositor
         self.dir = f"/var/tmp/pl-screen-{user}"  # not the container's /tmp tmpfs: the host reads it in the overlay
         self.commands = 0
         uid = int(system.ok(f"id -u {user}"))
-        self.env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", "WAYLAND_DISPLAY=wayland-1"]
+        self.env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"WAYLAND_DISPLAY={self.DISPLAY[compositor]}"]
+        if compositor == "phosh":
+            # phosh's D-Bus services (org.gnome.ScreenSaver) are on the
+            # session's bus, the user's (dbus-user-session).
+            self.env.append(f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus")
         self.pointers = []
 
     def __enter__(self):
         s, d = self.system, self.dir
         steps = s.login_steps(self.user, self.password) + [
-            ["send", f"exec /bin/sh {SESSION_SCRIPT} {d} {self.size[0]}x{self.size[1]}\n"], ["eof"]]
+            ["send", f"exec /bin/sh {SESSION_SCRIPT} {d} {self.size[0]}x{self.size[1]} {self.compositor}\n"],
+            ["eof"]]
         spec = json.dumps({"argv": ["login", self.user], "timeout": 900, "steps": steps})
         s.ok(f"rm -rf {d} && mkdir -m 700 {d} && chown {self.user}: {d} && cat > {d}.json && "
              f"(setsid /usr/bin/python3 {booted.PTY_DRIVER} < {d}.json > {d}.out 2>&1 &)", input=spec)
-        self.wait(f"test -e {d}/ready", "sway started in the session", timeout=60)
+        self.wait(f"test -e {d}/ready", f"{self.compositor} started in the session", timeout=60)
         return self
 
     def __exit__(self, *exc):
@@ -116,7 +126,8 @@ class Desk:
         # The session's programs end; logind keeps the user's manager for
         # UserStopDelaySec (10 s) after, which no later test needs to wait for.
         self.system.run(f"touch {self.dir}/quit; sleep 0.3; loginctl terminate-user {self.user}; "
-                        f"for i in $(seq 100); do pgrep -u {self.user} -x 'sway|swaylock|patternlock-scr|login' "
+                        f"for i in $(seq 100); do "
+                        f"pgrep -u {self.user} -x 'sway|swaylock|patternlock-scr|phoc|phosh|login' "
                         ">/dev/null || break; sleep 0.1; done")
 
     def path(self, name):
@@ -124,7 +135,8 @@ class Desk:
         return pathlib.Path(self.system.merged) / self.dir.lstrip("/") / name
 
     def diagnostics(self):
-        return self.system.run(f"cd {self.dir} && tail -n 30 ../pl-screen-{self.user}.out sway.log out.* rc.*; "
+        return self.system.run(f"cd {self.dir} && tail -n 30 ../pl-screen-{self.user}.out sway.log phoc.log out.* "
+                               "rc.*; "
                                "ls; tail -n 20 /var/log/journal 2>/dev/null; "
                                "journalctl -n 20 --no-pager -o cat -u patternlockd.service").stdout
 
@@ -207,10 +219,15 @@ class Desk:
         """Types text and Enter; the text goes on stdin, never in argv."""
         self.as_user("wtype -d 20 -k Escape - -k Return", input=text)
 
-    def screen(self, output=None):
-        """A screenshot (grim) of the whole layout, or of one output."""
+    def screen(self, output=None, region=None):
+        """A screenshot (grim) of the whole layout, of one output, or of a
+        region (x, y, width, height in the layout's logical pixels: a smaller
+        picture, read sooner by OCR)."""
         name = f"shot-{time.monotonic_ns()}.ppm"
-        self.as_user(f"grim -t ppm {'-o ' + shlex.quote(output) if output else ''} {name}")
+        where = f"-o {shlex.quote(output)}" if output else ""
+        if region:
+            where += " -g '{},{} {}x{}'".format(*region)
+        self.as_user(f"grim -t ppm {where} {name}")
         path = self.path(name)
         image = Image.from_ppm(path.read_bytes())
         self.system.run(f"rm -f {self.dir}/{name}")

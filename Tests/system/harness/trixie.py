@@ -54,6 +54,12 @@ PACKAGES = sorted([
     "libwayland-client0", "libcairo2", "libxkbcommon0",
     # the packaging tests on the current stable: its lintian, and groff 1.23 for the man pages
     "lintian", "groff-base", "man-db",
+    # phosh (the phone shell's lock screen, test_phosh.py) on a headless phoc:
+    # without gnome-settings-daemon-common phosh aborts on a missing schema;
+    # librsvg2-common draws its icons; gdbus (libglib2.0-bin) asks its
+    # org.gnome.ScreenSaver; the user's session bus comes from dbus-user-session
+    "phosh", "phoc", "gnome-settings-daemon-common", "librsvg2-common", "libglib2.0-bin",
+    "dbus-user-session",
 ])
 # Part of the cache key: bump it when the way the root is made changes.
 RECIPE = "mmdebstrap --variant=apt --include, v1"
