@@ -82,7 +82,7 @@ def test_a_lock_screen_takes_the_pattern_the_password_once_and_locks_the_pattern
         # Locked: the right pattern no longer unlocks.
         assert desk.attempt(PATTERN, shot="pattern-locked") == "refused"
         if kind == "x11":
-            desk.shot("password-only")  # the module no longer asks: pam_unix's own prompt
+            desk.shot("password-only")  # the module asks "Password:" only
         # The password still does, and moves nothing in the daemon.
         before, counted = verify_lines(clients, user), status(clients, user)
         assert desk.attempt(PASSWORD) == "unlocked"
@@ -114,8 +114,9 @@ PKEXEC = ("sh -c 'f=$(mktemp -u) && mkfifo $f && { pkttyagent --process $$ --not
 
 def pkexec_steps(answer, user, ok, locked=False):
     """Steps: pkexec at the shell prompt, answered once. While the pattern is
-    locked the module says so and pam_unix asks its own "Password: "; a wrong
-    pattern is said, and ends the attempt with nothing more asked."""
+    locked the module says so and asks "Password: " itself; a wrong pattern,
+    or a pattern typed while locked, is said, and ends the attempt with
+    nothing more asked."""
     asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"], ["expect", "Password: "]]
              if locked else [["expect", re.escape(PROMPT)]])
     end = [["expect", r"root\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
@@ -152,9 +153,10 @@ def pkexec_runs(clients, user):
     assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 2, \
         "one prompt each time, and Password: only while the pattern is locked"
     assert "Error: Wrong pattern" in out, out
-    # After each wrong pattern the attempt ended: pam_unix checked nothing
-    # but the right pattern typed while locked.
-    assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 1, out
+    assert "Error: Pattern unlock is locked, so that pattern was not used." in out, out
+    # After each wrong pattern the attempt ended, and the right pattern typed
+    # while locked was not used: pam_unix checked nothing.
+    assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 0, out
     results = verify_results(clients, user)
     assert results == EXPECTED_RESULTS[:-1], f"the password reached the daemon, or a pattern did not: {results}"
     assert locked_after(clients, user) == 5, status(clients, user)

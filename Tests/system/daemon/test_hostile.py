@@ -684,6 +684,14 @@ def ask(daemon, line):
             return ""
 
 
+def assert_answered(user, status, verify):
+    """Every STATUS and VERIFY of `user` answered as it should be, none left
+    waiting behind another user's queue (5 s: answered, not a timing)."""
+    assert all(r.startswith(f"STATUS user={user} enrolled=1") for r, _ in status), status
+    assert all(r == "OK" for r, _ in verify), verify
+    assert max(dt for _, dt in status + verify) < 5.0, "answered, not left waiting behind the other user's queue"
+
+
 def another_user_meanwhile(daemon, user, seconds):
     """Root-peer STATUS of `user` every 50 ms and a root-peer VERIFY of its right
     pattern every 0.5 s for `seconds`, as the user's own sudo asks: (STATUS samples, VERIFY samples), each
@@ -734,9 +742,7 @@ def test_one_users_queued_verifies_never_keep_another_user_from_being_answered(d
                               f"({a_replies.count('OK')} OK, {a_replies.count('BUSY')} BUSY); meanwhile another "
                               f"user's root STATUS {latency_figure(status, lambda r: r.startswith('STATUS'))}; "
                               f"root VERIFY {latency_figure(verify, lambda r: r == 'OK')}")
-    assert all(r.startswith(f"STATUS user={b} enrolled=1") for r, _ in status), status
-    assert all(r == "OK" for r, _ in verify), verify
-    assert max(dt for _, dt in status + verify) < 5.0, "answered, not left waiting behind the other user's queue"
+    assert_answered(b, status, verify)
     assert set(a_replies) <= {"OK", "BUSY"}, sorted(set(a_replies))
     assert "OK" in a_replies, "the user's own requests are still served, in turn"
     _, st = parse_reply(daemon.request(f"STATUS user={a}"))
@@ -766,9 +772,7 @@ def test_one_callers_guesses_at_many_users_never_keep_another_user_from_being_an
                                   f"sent at once; meanwhile another user's root STATUS "
                                   f"{latency_figure(status, lambda r: r.startswith('STATUS'))}; root VERIFY "
                                   f"{latency_figure(verify, lambda r: r == 'OK')}")
-    assert all(r.startswith(f"STATUS user={b} enrolled=1") for r, _ in status), status
-    assert all(r == "OK" for r, _ in verify), verify
-    assert max(dt for _, dt in status + verify) < 5.0
+    assert_answered(b, status, verify)
     assert {r.split()[0] for r in replies} <= {"FAIL", "LOCKED", "BUSY"}, sorted(set(replies))
     log = daemon.read_log().splitlines()
     for v in victims:

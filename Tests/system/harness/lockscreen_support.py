@@ -169,12 +169,15 @@ class Desktop:
     def refusals_seen(self):
         """How many entries this lock screen has refused: swaylock logs each
         failed pam_authenticate; for the others (which log none), the journal
-        holds the module's line for each wrong pattern it refused and pam_unix's
-        helper's for each password it checked in vain."""
+        holds the module's line for each wrong pattern it refused and for each
+        pattern it did not use (typed while locked), and pam_unix's helper's
+        for each password it checked in vain."""
         if self.kind == "sway":
             return int(self.system.ok(f"grep -c 'pam_authenticate failed' {self.dir}/locker.{self.locks}.log || true"))
         out = self.system.ok("journalctl -o cat --no-pager")
-        return out.count(f"): wrong pattern for {self.user};") + password_checks_failed(out, self.user)
+        return (out.count(f"): wrong pattern for {self.user};")
+                + out.count(f"): an entry shaped like a pattern for {self.user} was not used")
+                + password_checks_failed(out, self.user))
 
     def type(self, text):
         """Types text and Enter, from stdin (never in argv)."""

@@ -421,13 +421,7 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
     # script that sleeps): the drawn pattern waits for a prompt that never comes.
     # After LockScreen.stuckSeconds the screen says so, a tap starts a new
     # attempt, and the pattern drawn then unlocks.
-    binaries = shared_tmp / "bin"
-    binaries.mkdir(mode=0o755)
-    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
-    module = shutil.copy2(pam_module, binaries / pam_module.name)
-    marks = shared_tmp / "marks"
-    marks.mkdir()
-    shutil.chown(marks, enrolled)
+    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
     hang = binaries / "hang-once"
     hang.write_text(f"#!/bin/sh\nmkdir {marks}/hung 2>/dev/null && exec sleep 600\nexit 0\n")
     hang.chmod(0o755)
@@ -440,17 +434,7 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
         assert locker.wait_ready(), "\n".join(locker.lines)
         compositor.settle(0)
         grid = find_grid(compositor.screenshot(SHOTS / "hang-idle.png")[0], 1)
-
-        def drag(dots):
-            x, y = grid.at(dots[0])
-            compositor.ok(f"touch down 0 {x:.2f} {y:.2f}")
-            for a, b in zip(dots, dots[1:]):
-                (ax, ay), (bx, by) = grid.at(a), grid.at(b)
-                for i in range(1, STEPS + 1):
-                    compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
-            compositor.ok("touch up 0")
-
-        drag(RIGHT_DRAG)
+        drag_on(compositor, grid, RIGHT_DRAG)
         locker.debug(r"^no answer from PAM for \d+ s$", timeout=20)
         time.sleep(0.3)
         assert "Tap or press Escape to start again" in ocr(compositor.screenshot(SHOTS / "hang-stuck.png")[0].path)
@@ -460,7 +444,7 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
         compositor.ok("touch up 0")
         locker.debug(r"^attempt abandoned$", start=mark)
         locker.debug(r"^prompt kind=pattern$", start=mark)
-        drag(RIGHT_DRAG)
+        drag_on(compositor, grid, RIGHT_DRAG)
         assert locker.wait(30) == 0, "\n".join(locker.lines)
         assert compositor.state()["state"] == "unlocked"
         assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
@@ -504,6 +488,19 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
         compositor.close()
 
 
+def private_binaries(shared_tmp, pam_module, enrolled):
+    """The locker and the module copied where the test user can run them, and a
+    folder of its own for the marks a test's PAM stack leaves."""
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    return binaries, binary, module, marks
+
+
 def drag_on(compositor, grid, dots):
     """A finger through `dots` on a locker started without Screen."""
     x, y = grid.at(dots[0])
@@ -521,14 +518,8 @@ def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_
     # 3 after it sent that success (an exit handler: as a module that calls
     # exit() would). The user's tap must not unlock; and the screen must not
     # wedge on that held success: the right pattern drawn next unlocks.
-    binaries = shared_tmp / "bin"
-    binaries.mkdir(mode=0o755)
-    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
-    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
     exit_once = build_pam_module("pam_exit_once", binaries)
-    marks = shared_tmp / "marks"
-    marks.mkdir()
-    shutil.chown(marks, enrolled)
     pam_d = write_pam_d(shared_tmp, module, live)
     service = pam_d / SERVICE
     service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran\n" + service.read_text())
