@@ -51,7 +51,7 @@ package struct RequestHandler: Sendable {
             logFields = [Log.field("user", user)] + (claimed.map { callerFields(Self.caller(claimed: $0, peerUID: peerUID)) } ?? [])
             guard isRoot || isSelf(user) else { replies = [.denied]; break }
             do throws(StoreError) { replies = [.status(try service.status(user: user))] } catch {
-                replies = [Self.storeError(error)]
+                replies = [Self.storeError(error, log: &logFields)]
             }
 
         case .verify(let user, let pattern, let claimedContext):
@@ -118,7 +118,7 @@ package struct RequestHandler: Sendable {
             do throws(StoreError) {
                 replies = [try service.reset(user: user).map { .okReset(count: $0.cleared, locked: $0.locked) } ?? .notEnrolled]
             } catch {
-                replies = [Self.storeError(error)]
+                replies = [Self.storeError(error, log: &logFields)]
             }
 
         case .resetAll:
@@ -128,7 +128,7 @@ package struct RequestHandler: Sendable {
                 let n = try service.resetAll()
                 replies = [.okReset(count: n.cleared, locked: n.locked)]
             } catch {
-                replies = [Self.storeError(error)]
+                replies = [Self.storeError(error, log: &logFields)]
             }
 
         case .check(let pattern):
@@ -138,7 +138,7 @@ package struct RequestHandler: Sendable {
         case .list:
             guard isRoot else { replies = [.denied]; break }
             do throws(StoreError) { replies = try service.users().map { .user($0) } + [.end] } catch {
-                replies = [Self.storeError(error)]
+                replies = [Self.storeError(error, log: &logFields)]
             }
         }
 
@@ -218,8 +218,13 @@ package struct RequestHandler: Sendable {
             + [Log.field("session", caller.session), Log.field("seat", caller.seat)]
     }
 
-    /// A store's failure, as every verb answers it (`ErrorCode(_: StoreError.Code)`).
-    static func storeError(_ error: StoreError) -> Reply { .error(ErrorCode(error.code)) }
+    /// A store's failure, as every verb answers it (`ErrorCode(_: StoreError.Code)`),
+    /// and its sentence for the log: the client is told to look there, and the log
+    /// says which record and why (`why="Cannot open the record of alice: Permission denied."`).
+    static func storeError(_ error: StoreError, log: inout [String]) -> Reply {
+        log.append(Log.field("why", error.reason))
+        return .error(ErrorCode(error.code))
+    }
 
     private func hashField(_ milliseconds: Double?) -> [String] {
         milliseconds.map { ["hash_ms=\(Double(Int($0 * 10)) / 10)"] } ?? []
@@ -249,7 +254,7 @@ package struct RequestHandler: Sendable {
     /// else is information.
     package static func priority(of reply: Reply?) -> Log.Level {
         switch reply {
-        case .fail(0, _)?, .locked?, .denied?: return .warning
+        case .fail(0, _)?, .locked?, .denied?, .okMovedAside?: return .warning
         case .error(.passwordProofRequired)?, .error(.passwordProofUnavailable)?: return .warning
         case .status(let s)? where s.locked: return .warning
         default: return .info

@@ -134,13 +134,13 @@ extension PostgresStore {
     }
 
     @discardableResult
-    public func remove(_ user: String) throws(StoreError) -> Bool {
-        guard UserName.isValid(user) else { return false }
+    public func remove(_ user: String) throws(StoreError) -> Removal {
+        guard UserName.isValid(user) else { return .none }
         return try call { client in
             let rows = try await client.query(
                 "DELETE FROM patternlock_users WHERE user_name = \(user) AND \(unescaped: PostgresStore.durableCommit) RETURNING 1")
-            for try await _ in rows.decode(Int.self) { return true }
-            return false
+            for try await _ in rows.decode(Int.self) { return Removal.removed }
+            return Removal.none
         }
     }
 

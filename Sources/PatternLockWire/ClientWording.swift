@@ -51,6 +51,14 @@ public enum ClientWording {
         "--iterations must be between \(Credential.minimumIterations) (OWASP's floor for PBKDF2-HMAC-SHA256) and "
         + "\(Credential.maximumIterations); leave it out to get the daemon's calibrated count."
 
+    /// What every command says about a record that is there but is not a valid
+    /// record (`record_unreadable`, or `corrupt=1` in a STATUS), whoever asks, and
+    /// what cures it: root's `remove` takes away whatever stands in its place.
+    public static func recordUnreadable(user: String) -> String {
+        "The pattern record of \(user) cannot be read, so pattern unlock is off for \(user). "
+            + "An administrator removes it with: sudo patternlockd remove \(user) (then \(user) can enroll again)."
+    }
+
     /// Turns a reply that is not the hoped-for one into a sentence and an exit status.
     /// `current`: the pattern checked was the user's current one (a change or a
     /// remove), so a wrong one changed nothing and says so.
@@ -126,10 +134,7 @@ public enum ClientWording {
                     + "Try again when the database is back, and see the log (journalctl -u patternlockd).",
                 code: .unavailable)
         case .recordUnreadable:
-            return ClientError(
-                description: "The pattern record of \(user) exists but cannot be read, so it cannot be changed without an administrator. "
-                    + "Ask one to run: patternlockd remove \(user)",
-                code: .daemonError)
+            return ClientError(description: recordUnreadable(user: user), code: .daemonError)
         default:
             return ClientError(
                 description: "patternlockd could not do this (\(code.rawValue)); see its log (journalctl -u patternlockd).",

@@ -16,7 +16,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The store cannot be reached now (a fleet's database); nothing was checked or counted.
     public static let storeUnavailable = ErrorCode(rawValue: "store_unavailable")
     /// The user's record exists and is not a valid record (`StoreError.Code.corrupt`):
-    /// a user cannot replace it, only root can.
+    /// every verb about the user answers this (STATUS shows it as `corrupt=1`), and
+    /// root's REMOVE takes it away; a user cannot replace it.
     public static let recordUnreadable = ErrorCode(rawValue: "record_unreadable")
 
     // ENROLL.

@@ -12,6 +12,9 @@ public enum Reply: Equatable, Sendable {
     case okCount(Int)
     /// RESET: `count` users had failures or a lock cleared, `locked` of them were locked.
     case okReset(count: Int, locked: Int)
+    /// REMOVE by root: a directory with entries in it stood in the record's place
+    /// and is moved aside, whole, to this path; the record's place is free.
+    case okMovedAside(String)
     /// A wrong pattern. `retryAfter` > 0 on the failure that locks under a timed
     /// unlock: when the lock lifts, so the user is told at once.
     case fail(remaining: Int, retryAfter: Int64 = 0)
@@ -36,6 +39,7 @@ public enum Reply: Equatable, Sendable {
         case .notEnrolled: self = .notEnrolled
         case .invalid(let e): self = .invalid(InvalidReason(e))
         case .currentRequired: self = .invalid(.currentRequired)
+        case .movedAside(let path): self = .okMovedAside(path)
         case .error(let e): self = .error(ErrorCode(e))
         }
     }
@@ -58,6 +62,7 @@ public enum Reply: Equatable, Sendable {
         case .refused(.denylisted): return Line("INVALID", [("reason", "denylisted")]).encoded()
         case .okCount(let n): return Line("OK", [("count", String(n))]).encoded()
         case .okReset(let n, let locked): return Line("OK", [("count", String(n)), ("locked", String(locked))]).encoded()
+        case .okMovedAside(let path): return Line("OK", [("moved_aside", path)]).encoded()
         case .fail(let r, let retry):
             return Line("FAIL", [("remaining", String(r))] + (retry > 0 ? [("retry_after", String(retry))] : [])).encoded()
         case .locked(let s): return Line("LOCKED", [("retry_after", String(s))]).encoded()
@@ -123,6 +128,7 @@ public enum Reply: Equatable, Sendable {
             guard value("reason") == "too_few_dots", let m = int("minimum", 4...9) else { return nil }
             self = .refused(.tooFewDots(minimum: Int(m)))
         case ("OK", ["count"]): guard let n = int("count") else { return nil }; self = .okCount(Int(n))
+        case ("OK", ["moved_aside"]): guard !value("moved_aside").isEmpty else { return nil }; self = .okMovedAside(value("moved_aside"))
         case ("OK", ["count", "locked"]):
             guard let n = int("count"), let l = int("locked", 0...n) else { return nil }
             self = .okReset(count: Int(n), locked: Int(l))

@@ -90,6 +90,9 @@ extension PatternLockd {
                 // Asked of root too, so nobody types a pattern for a daemon that is down.
                 let changing: Bool
                 switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
+                // Only root replaces a record that cannot be read.
+                case .status(let s) where s.corrupt && geteuid() != 0:
+                    throw failure(for: .error(.recordUnreadable), user: user)
                 case .status(let s):
                     changing = s.enrolled
                     // A user's change is checked against the current pattern, which a

@@ -32,16 +32,22 @@ extension PatternLockd {
             let user = try targetUser(user)
             do {
                 // Known before any pattern is asked: a daemon that is down, a user with
-                // nothing to remove, a lock that refuses the current pattern.
+                // nothing to remove, a lock that refuses the current pattern, a record
+                // that cannot be read, which only root removes.
+                let isRoot = geteuid() == 0
                 switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
+                case .status(let s) where s.corrupt && !isRoot: throw failure(for: .error(.recordUnreadable), user: user)
                 // Root also removes a stale or unreadable record, which is not enrolled.
-                case .status(let s) where !s.enrolled && (geteuid() != 0 || (!s.corrupt && s.owner == .same)):
+                case .status(let s) where !s.enrolled && !s.corrupt && (!isRoot || s.owner == .same):
                     throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
                 case .status(let s) where s.locked && geteuid() != 0:
                     throw ClientError(
                         description: LockoutWording.locked(user: user, retryAfter: s.retryAfter) + " Nothing was removed.",
                         code: Exit.locked)
                 case .status: break
+                // Root's REMOVE takes away whatever stands in the record's place, a
+                // record the daemon cannot read now included: the cure `status` names.
+                case .error(.storeFailed) where isRoot: break
                 case .denied:
                     throw ClientError(
                         description: "You can remove only your own pattern; root can remove others (sudo patternlockd remove \(user)).",
@@ -60,6 +66,10 @@ extension PatternLockd {
                     .remove(user: user, current: current.map { SecretBytes($0) }), socket: socketOptions.address)
                 switch reply {
                 case .ok: print("The pattern of \(user) is removed.")
+                case .okMovedAside(let path):
+                    print(
+                        "The pattern of \(user) is removed. A directory with files in it stood in its place; it is moved aside, "
+                            + "not deleted, to \(TerminalText.escaped(path)). Look through it, then delete it by hand.")
                 case .notEnrolled: throw ClientError(description: "\(user) has no pattern; nothing was removed.", code: Exit.notEnrolled)
                 default: throw failure(for: reply, user: user, current: current != nil)
                 }

@@ -89,7 +89,9 @@ extension PatternLockd {
             if let user, let me = Accounts.currentUserName, UserName.same(me, user),
                 case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: socketOptions.address)
             {
-                if s.locked {
+                if s.corrupt {
+                    text += ClientWording.recordUnreadable(user: user)
+                } else if s.locked {
                     text += LockoutWording.locked(user: user, retryAfter: s.retryAfter)
                 } else if s.enrolled {
                     text += "Pattern unlock for \(user) is not locked (\(s.remaining) attempt\(s.remaining == 1 ? "" : "s") left)."

@@ -21,7 +21,8 @@ extension PatternLockd {
 
                 Exit status, for monitoring: 0 when no user shown is locked, 2 when one is, \
                 3 for `status USER` when USER has no pattern; 5 permission denied, \
-                6 daemon unreachable, 7 daemon error, 64 usage error.
+                6 daemon unreachable, 7 daemon error (a user's record that cannot be read \
+                included), 64 usage error.
                 """)
 
         @OptionGroup var socketOptions: SocketOptions
@@ -49,8 +50,10 @@ extension PatternLockd {
                 var anyLocked = false
                 var notEnrolled = false
                 for (i, u) in users.enumerated() {
-                    let reply = try connection.send(.status(user: u))[0]
+                    var reply = try connection.send(.status(user: u))[0]
                     if i > 0 { print("") }
+                    // A record that cannot be read tells the story every command tells.
+                    if case .status(let s) = reply, s.corrupt { reply = .error(.recordUnreadable) }
                     guard case .status(let s) = reply else {
                         let error = failure(for: reply, user: u)
                         // One user asked for: the error is the whole answer, said once (by `fail`).
@@ -84,8 +87,7 @@ extension PatternLockd {
                 state =
                     "not enrolled: the pattern on record was enrolled by an earlier account of this name (another uid) and is not accepted; remove it with: patternlockd remove \(s.user)"
             } else if s.corrupt {
-                state =
-                    "record unreadable (treated as not enrolled; an administrator re-enrolls it with: sudo patternlockd enroll \(s.user))"
+                state = ClientWording.recordUnreadable(user: s.user)
             } else if !s.enrolled {
                 state = "not enrolled"
             } else if s.locked {

@@ -33,6 +33,7 @@ extension PatternLockd {
             do {
                 // As the PAM module does: nobody types a pattern that cannot be checked.
                 switch try DaemonConnection.request(.status(user: user), socket: socketOptions.address) {
+                case .status(let s) where s.corrupt: throw failure(for: .error(.recordUnreadable), user: user)
                 case .status(let s) where !s.enrolled: throw failure(for: .notEnrolled, user: user)
                 case .status(let s) where s.locked: throw failure(for: .locked(retryAfter: s.retryAfter), user: user)
                 case .status: break

@@ -43,7 +43,7 @@ struct WireContractTests {
         case .status(let s):
             return
                 "verb=STATUS remaining=\(s.remaining) retry_after=\(s.retryAfter) enrolled=\(s.enrolled ? 1 : 0) locked=\(s.locked ? 1 : 0)"
-        case .okIterations, .okCount, .okReset, .pong, .user, .end: return nil
+        case .okIterations, .okCount, .okReset, .okMovedAside, .pong, .user, .end: return nil
         }
     }
 

@@ -337,6 +337,106 @@ struct RequestHandlerTests {
         #expect(!said.description.contains("database"), "\(said.description)")
     }
 
+    /// What can stand in alice's record's place that is there but is no record of
+    /// hers (she enrolled 1397, bob 2589).
+    static let badRecords = [
+        "an empty directory", "a directory with files", "a FIFO", "a dangling symbolic link",
+        "a symbolic link to bob's record", "a truncated file", "a garbled file", "an empty file", "an oversized file",
+        "bob's record", "bob's credential",
+    ]
+
+    static func standIn(_ kind: String, _ f: Fixture) throws {
+        let alice = f.base + "/state/alice", bob = f.base + "/state/bob"
+        let fm = FileManager.default
+        let mine = try Data(contentsOf: URL(fileURLWithPath: alice)), bobs = try Data(contentsOf: URL(fileURLWithPath: bob))
+        func replace(_ make: () throws -> Void) throws {
+            try fm.removeItem(atPath: alice)
+            try make()
+        }
+        switch kind {
+        case "an empty directory": try replace { try fm.createDirectory(atPath: alice, withIntermediateDirectories: false) }
+        case "a directory with files":
+            try replace { try fm.createDirectory(atPath: alice + "/sub", withIntermediateDirectories: true) }
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: alice + "/sub/notes"))
+        case "a FIFO": try replace { #expect(mkfifo(alice, 0o600) == 0) }
+        case "a dangling symbolic link": try replace { try fm.createSymbolicLink(atPath: alice, withDestinationPath: f.base + "/gone") }
+        case "a symbolic link to bob's record": try replace { try fm.createSymbolicLink(atPath: alice, withDestinationPath: bob) }
+        case "a truncated file": try mine.prefix(mine.count / 2).write(to: URL(fileURLWithPath: alice))
+        case "a garbled file":
+            var d = mine
+            d.replaceSubrange(10..<18, with: [0, 0xFF, 0xFE, 0x3D, 0x0A, 0x80, 0x01, 0x3D])
+            try d.write(to: URL(fileURLWithPath: alice))
+        case "an empty file": try Data().write(to: URL(fileURLWithPath: alice))
+        case "an oversized file": try (mine + Data(repeating: 0x23, count: 17000)).write(to: URL(fileURLWithPath: alice))
+        case "bob's record": try bobs.write(to: URL(fileURLWithPath: alice))
+        case "bob's credential":
+            let theirs = String(decoding: bobs, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("credential=") } ?? ""
+            let lines = String(decoding: mine, as: UTF8.self).split(separator: "\n").map { $0.hasPrefix("credential=") ? theirs : $0 }
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: alice))
+        default: Issue.record("no such kind \(kind)")
+        }
+    }
+
+    @Test(
+        "A record that is there but no record tells one story on every verb about its user: record_unreadable, corrupt=1 in STATUS, never a hash",
+        arguments: badRecords, 0..<recordReaders.count)
+    func badRecordAnswersAlike(kind: String, index: Int) throws {
+        let (request, peer) = Self.recordReaders[index]
+        let f = try Fixture()
+        try Self.standIn(kind, f)
+        let expected: [String]
+        switch request {
+        case .status:
+            expected = [
+                "STATUS user=alice enrolled=0 failures=0 remaining=0 locked=0 locked_since=0 retry_after=0 iterations=0 corrupt=1 account=ok recent="
+            ]
+        // It holds no count to clear; `status` shows it.
+        case .resetAll: expected = ["OK count=0 locked=0"]
+        default: expected = ["ERROR message=record_unreadable"]
+        }
+        #expect(f.send(request, from: peer) == expected, "\(request.verb) from \(peer)")
+        #expect(f.handler.service.evaluations == 0)
+        #expect(try f.status().corrupt, "it still stands")
+        let said = ClientWording.failure(for: .error(.recordUnreadable), user: alice)
+        #expect(said.code == .daemonError)
+        #expect(said.description.contains("sudo patternlockd remove alice"), "\(said.description)")
+    }
+
+    @Test("Root's REMOVE takes away whatever stands in a record's place, and alice can enroll again", arguments: badRecords)
+    func rootRemovesAnyBadRecord(kind: String) throws {
+        let f = try Fixture()
+        try Self.standIn(kind, f)
+        let reply = f.send(.remove(user: alice, current: nil), from: .root)
+        if kind == "a directory with files" {
+            // Moved aside whole, never deleted.
+            let names = try FileManager.default.contentsOfDirectory(atPath: f.base + "/state")
+            let aside = try #require(names.first { $0.hasPrefix(".alice.unreadable.") })
+            #expect(reply == [Reply.okMovedAside(f.base + "/state/" + aside).line])
+            #expect(FileManager.default.fileExists(atPath: f.base + "/state/" + aside + "/sub/notes"))
+        } else {
+            #expect(reply == ["OK"])
+        }
+        var st = stat()
+        #expect(lstat(f.base + "/state/alice", &st) != 0, "the record's place is free")
+        #expect(f.send(.verify(user: "bob", pattern: "2589", context: AttemptContext()), from: .root) == ["OK"])
+        #expect(
+            f.send(.status(user: alice), from: .root) == [
+                "STATUS user=alice enrolled=0 failures=0 remaining=0 locked=0 locked_since=0 retry_after=0 iterations=0 corrupt=0 account=ok recent="
+            ])
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .root) == ["OK iterations=600000"])
+        #expect(f.send(.verify(user: alice, pattern: "3578", context: AttemptContext()), from: .self) == ["OK"])
+    }
+
+    @Test("Root's ENROLL over a directory in a record's place says what removes it")
+    func rootEnrollOverDirectory() throws {
+        let f = try Fixture()
+        try Self.standIn("an empty directory", f)
+        #expect(
+            f.send(.enroll(user: alice, pattern: "3578", current: nil, iterations: nil), from: .root)
+                == ["ERROR message=record_unreadable"])
+    }
+
     @Test("Root removes or replaces a record that cannot be read; a user cannot")
     func rootClearsUnreadableRecord() throws {
         let f = try Fixture()

@@ -66,9 +66,13 @@ struct ServiceTests {
         }
         alice.credential = bob.credential
         try s.store.save(alice)
-        #expect(verify(s, "1235") == .notEnrolled)
+        #expect(verify(s, "1235") == .error(.store(.corrupt)))
         #expect(s.evaluations == 0)
         #expect(try s.status(user: "alice").corrupt)
+        do {
+            _ = try s.reset(user: "alice")
+            Issue.record("a reset of a copied credential answered as if it were a record")
+        } catch { #expect(error.code == .corrupt) }
         #expect(verify(s, "1235", user: "bob") == .ok)
     }
 

@@ -20,7 +20,7 @@ struct StoreTests {
         let fileAttrs = try FileManager.default.attributesOfItem(atPath: base + "/state/alice")
         #expect((fileAttrs[.posixPermissions] as? Int) == 0o600)
         #expect(store.users() == ["alice"])
-        #expect(try store.remove("alice"))
+        #expect(try store.remove("alice") == .removed)
         #expect(try store.load("alice") == nil)
     }
 

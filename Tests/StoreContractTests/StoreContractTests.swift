@@ -157,10 +157,10 @@ struct StoreContractTests {
         try h.store.replaceCredential(user: user, previous: h.credential, with: stale)
         #expect(try h.store.load(user)?.credential == fresh)
         // Removed meanwhile: nothing comes back.
-        #expect(try h.store.remove(user))
+        #expect(try h.store.remove(user) == .removed)
         try h.store.replaceCredential(user: user, previous: fresh, with: stale)
         #expect(try h.store.load(user) == nil)
-        #expect(try !h.store.remove(user))
+        #expect(try h.store.remove(user) == Removal.none)
     }
 
     @Test("A record belongs to its uid and keeps its owner tag: another uid, or no account, counts nothing", arguments: stores)

@@ -87,14 +87,18 @@ public final class PatternService: Sendable {
         case notEnrolled
         case invalid(PatternError)
         case currentRequired
+        /// A remove by root: a directory with entries stood in the record's place and
+        /// is moved aside, whole, to this path (`Removal.movedAside`).
+        case movedAside(String)
         case error(ServiceError)
 
         /// What a store's failure answers to a request about a pattern (a verify, or
-        /// the current pattern of a change or a remove): a record that is not a valid
-        /// record is not enrolled, never success; any other failure is an error, and
-        /// nothing was checked or counted.
+        /// the current pattern of a change or a remove): an error, never success and
+        /// never "not enrolled", with nothing checked or counted. A record that is
+        /// there but is not a valid record is `.store(.corrupt)`, as `status` shows
+        /// it and `reset` answers it, so every verb tells the same story.
         public init(_ error: StoreError) {
-            self = error.code == .corrupt ? .notEnrolled : .error(ServiceError(error))
+            self = .error(ServiceError(error))
         }
     }
 
@@ -151,6 +155,20 @@ public final class PatternService: Sendable {
         return verdict
     }
 
+    /// The outcome for a record that stands in the user's place and cannot be used,
+    /// when nothing was counted (none of this account's, or locked): the story
+    /// `status` tells (`corrupt=1`), not "not enrolled" or a lock of its own, as a
+    /// fleet's row without a uid, or a copy locked by the counts it took. Nil when
+    /// there is none, or it cannot be read now (the store's own answer stands).
+    private func unusable(_ user: String) -> Outcome? {
+        do throws(StoreError) {
+            _ = try loadOwned(user)
+            return nil
+        } catch {
+            return error.code == .corrupt ? Outcome(error) : nil
+        }
+    }
+
     /// Checks `typed` against the user's record as one counted attempt. Must run
     /// under the user's lock. On `.ok` returns the record as stored before success.
     private func attempt(user: String, typed: SecretBytes, context: AttemptContext, uid: UInt32)
@@ -181,12 +199,15 @@ public final class PatternService: Sendable {
             return (Outcome(error), nil, nil)
         }
         switch count {
-        case .missing: return (.notEnrolled, nil, nil)
-        case .locked(let retryAfter): return (.locked(retryAfter: retryAfter), nil, nil)
+        case .missing: return (unusable(user) ?? .notEnrolled, nil, nil)
+        case .locked(let retryAfter): return (unusable(user) ?? .locked(retryAfter: retryAfter), nil, nil)
         case .counted(let r, let t): (record, now) = (r, t)
         }
-        // Counted, but a credential that is not this user's is never hashed.
-        guard let owner, untrusted(record.credential, user: user, uid: owner) == nil else { return (.notEnrolled, nil, nil) }
+        // Counted, but a credential that is not this user's is never hashed: the
+        // record cannot be used, as `status` says.
+        guard let owner, untrusted(record.credential, user: user, uid: owner) == nil else {
+            return (.error(.store(.corrupt)), nil, nil)
+        }
         hashes.add(1, ordering: .relaxed)
         let start = Calibration.now()
         let matched = record.credential.matches(pattern, pepper: pepper, backend: backend)
@@ -291,7 +312,13 @@ public final class PatternService: Sendable {
                 let (outcome, _, _) = attempt(user: user, typed: current, context: context, uid: uid)
                 guard outcome == .ok else { return outcome }
             }
-            do throws(StoreError) { return try store.remove(user) ? .ok : .notEnrolled } catch {
+            do throws(StoreError) {
+                switch try store.remove(user) {
+                case .none: return .notEnrolled
+                case .removed: return .ok
+                case .movedAside(let path): return .movedAside(path)
+                }
+            } catch {
                 return .error(ServiceError(error))
             }
         }
@@ -311,18 +338,26 @@ public final class PatternService: Sendable {
         }
     }
 
-    /// Clears one user's failure count and lock. nil when the user has no record
-    /// (or one that is not a valid record: it verifies as none, and holds no count).
+    /// Clears one user's failure count and lock. nil when the user has no record.
+    /// A record that is there but cannot be used throws `.corrupt`, as `verify`
+    /// answers it and `status` shows it, and nothing is changed; one that cannot be
+    /// read now throws `.io`.
     public func reset(user: String) throws(StoreError) -> ResetCount? {
         try locks.withLock(user) { () throws(StoreError) in try unlockedReset(user) }
     }
 
     /// Clears every user's failure count and lock. A record that cannot be read now
-    /// may be locked: the error says so, never "0 cleared".
+    /// may be locked: the error says so, never "0 cleared". A record that cannot be
+    /// used holds no count to clear, and is left as it is (`status` shows it).
     public func resetAll() throws(StoreError) -> ResetCount {
         var total = ResetCount()
         for user in try store.users() {
-            let c = try locks.withLock(user) { () throws(StoreError) in try unlockedReset(user) ?? ResetCount() }
+            let c = try locks.withLock(user) { () throws(StoreError) in
+                do throws(StoreError) { return try unlockedReset(user) ?? ResetCount() } catch {
+                    guard error.code == .corrupt else { throw error }
+                    return ResetCount()
+                }
+            }
             total.cleared += c.cleared
             total.locked += c.locked
         }
@@ -330,10 +365,20 @@ public final class PatternService: Sendable {
     }
 
     private func unlockedReset(_ user: String) throws(StoreError) -> ResetCount? {
-        do { return try store.reset(user).map { cleared($0) } } catch {
-            if error.code == .corrupt { return nil }
-            throw error
+        // Read first, so a record that cannot be used (a credential that is not this
+        // user's included) is never written, and says so.
+        if let record = try store.load(user), let why = whyUnusable(record) {
+            throw .corrupt("The credential of \(user) cannot be used: \(why).")
         }
+        return try store.reset(user).map { cleared($0) }
+    }
+
+    /// Why the account's own record may not be used (nil: it may, or it is not the
+    /// account's, which `status` says in its own words): its credential's owner tag.
+    private func whyUnusable(_ record: UserRecord) -> String? {
+        let (owner, uid) = owner(of: record)
+        guard owner.isAccount else { return nil }
+        return untrusted(record.credential, user: record.user, uid: record.uid ?? (store.acceptsUntaggedCredentials ? uid : nil))
     }
 
     /// What clearing `record` (the record as it was) changed; the store leaves a
@@ -360,15 +405,13 @@ public final class PatternService: Sendable {
             throw error
         }
         guard let r = record else { return UserStatus(user: user) }
-        let (owner, uid) = owner(of: r)
+        let (owner, _) = owner(of: r)
         guard owner.isAccount else {
             // Not enrolled for the account that has the name now; root's status
             // shows whose it was.
             return UserStatus(user: user, owner: owner, recent: r.recent)
         }
-        if untrusted(r.credential, user: user, uid: r.uid ?? (store.acceptsUntaggedCredentials ? uid : nil)) != nil {
-            return UserStatus(user: user, corrupt: true)
-        }
+        if whyUnusable(r) != nil { return UserStatus(user: user, corrupt: true) }
         let now = store.now(), policy = self.policy
         let locked = r.isLocked(now: now, policy: policy)
         let expired = r.lockedSince != 0 && !locked

@@ -132,22 +132,45 @@ public struct FileStore: Store {
     /// Writes a user's record atomically and durably (temp file, fsync, rename, fsync dir).
     public func save(_ record: UserRecord) throws(StoreError) {
         guard UserName.isValid(record.user) else { throw .refused("\(record.user) is not a valid user name.") }
-        if case .failure(let e) = Sys.writeFileAtomically(path(record.user), Array(record.serialized.utf8), mode: 0o600) {
-            throw .io("Cannot write the record of \(record.user)", e)
+        switch Sys.writeFileAtomically(path(record.user), Array(record.serialized.utf8), mode: 0o600) {
+        case .success: break
+        case .failure(let e) where e == .isDirectory:
+            // A directory in the record's place is no record, and only `remove` takes it away.
+            throw .corrupt("A directory stands in the place of the record of \(record.user).")
+        case .failure(let e): throw .io("Cannot write the record of \(record.user)", e)
         }
     }
 
-    /// Removes a user's record durably. Returns false when there was none.
+    /// Removes a user's record durably, or whatever stands in its place: a file,
+    /// a symbolic link (never what it points to), a FIFO, a socket, an empty
+    /// directory. A directory with entries in it is moved aside whole, within the
+    /// state directory, to `.USER.unreadable.RANDOM` (never replacing anything),
+    /// so nothing is deleted recursively and no one's files are lost.
     @discardableResult
-    public func remove(_ user: String) throws(StoreError) -> Bool {
-        guard UserName.isValid(user) else { return false }
-        switch Sys.unlink(path(user)) {
-        case .failure(let e) where e == .noEntry: return false
+    public func remove(_ user: String) throws(StoreError) -> Removal {
+        guard UserName.isValid(user) else { return .none }
+        let path = path(user)
+        var removal = Removal.removed
+        switch Sys.unlink(path) {
+        case .failure(let e) where e == .noEntry: return .none
+        case .failure(let e) where e == .isDirectory:
+            switch Sys.rmdir(path) {
+            case .success: break
+            case .failure(let e) where e == .noEntry: return .none
+            case .failure(let e) where e == .notEmpty || e.rawValue == EEXIST:
+                let suffix = ((try? SecureRandom.bytes(6)) ?? []).map { String(UInt16($0) | 0x100, radix: 16).dropFirst() }.joined()
+                let aside = "\(directory)/.\(user).unreadable.\(suffix)"
+                if case .failure(let e) = Sys.renameNoReplace(path, aside) {
+                    throw .io("Cannot move aside the directory in the place of the record of \(user) to \(aside)", e)
+                }
+                removal = .movedAside(aside)
+            case .failure(let e): throw .io("Cannot remove the directory in the place of the record of \(user)", e)
+            }
         case .failure(let e): throw .io("Cannot remove the record of \(user)", e)
         case .success: break
         }
         if case .failure(let e) = Sys.fsyncDirectory(directory) { throw .io("Cannot sync \(directory)", e) }
-        return true
+        return removal
     }
 
     /// The users that have a record (valid or corrupt), in name order.

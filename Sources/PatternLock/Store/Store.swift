@@ -36,9 +36,10 @@ public protocol Store: Sendable {
     /// Writes a whole record (enroll): creates or replaces it.
     func save(_ record: UserRecord) throws(StoreError)
 
-    /// Removes a user's record; false when there was none.
+    /// Removes a user's record, or whatever stands in its place (root's cure for a
+    /// record that cannot be read); `.none` when there was nothing.
     @discardableResult
-    func remove(_ user: String) throws(StoreError) -> Bool
+    func remove(_ user: String) throws(StoreError) -> Removal
 
     /// The users that have a record, in name order.
     func users() throws(StoreError) -> [String]
@@ -66,6 +67,18 @@ public protocol Store: Sendable {
 
 extension Store {
     public var acceptsUntaggedCredentials: Bool { true }
+}
+
+/// What `Store.remove` took away.
+public enum Removal: Equatable, Sendable {
+    /// Nothing stood in the record's place.
+    case none
+    /// The record is gone, or what stood in its place: a file, a link, an empty directory.
+    case removed
+    /// A directory with entries in it stood in the record's place: it is moved
+    /// aside, whole, to this path in the store's directory, never deleted, so no
+    /// one's files are lost.
+    case movedAside(String)
 }
 
 /// What counting an attempt found, when the store could count.

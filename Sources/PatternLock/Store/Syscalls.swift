@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CPatternLockShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -13,6 +14,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { String(cString: strerror(rawValue)) }
     public static let noEntry = Errno(ENOENT)
     public static let loop = Errno(ELOOP)
+    public static let isDirectory = Errno(EISDIR)
+    public static let notEmpty = Errno(ENOTEMPTY)
 }
 
 /// Thin wrappers over the libc calls the store and daemon use: each retries EINTR and
@@ -96,6 +99,17 @@ public enum Sys {
     /// The corresponding C function is `unlink`.
     public static func unlink(_ path: String) -> Result<Void, Errno> {
         retrying { Glibc.unlink(path) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `rmdir`.
+    public static func rmdir(_ path: String) -> Result<Void, Errno> {
+        retrying { Glibc.rmdir(path) }.map { _ in () }
+    }
+
+    /// Renames unless `to` exists. The corresponding C function is `renameat2`
+    /// with `RENAME_NOREPLACE`.
+    public static func renameNoReplace(_ from: String, _ to: String) -> Result<Void, Errno> {
+        retrying { pl_rename_noreplace(from, to) }.map { _ in () }
     }
 
     /// The corresponding C function is `mkdir`.

@@ -6,15 +6,17 @@ import os
 import pathlib
 import pwd
 import re
+import shutil
 import socket
 import stat
 import subprocess
 import time
 import uuid
+from urllib.parse import unquote
 
 import pytest
 
-from harness.common import DAEMON, add_user, parse_reply, remove_user
+from harness.common import DAEMON, TEST_ITERATIONS, Daemon, add_user, parse_reply, remove_user, skip_or_fail
 
 from harness.pam_support import PAM_SUCCESS, PAM_USER_UNKNOWN, RIGHT, on  # noqa: E402
 
@@ -199,6 +201,241 @@ def test_a_fifo_in_a_records_place_never_keeps_the_daemon_waiting(daemon, make_u
     assert "corrupt=1" in daemon.request(f"STATUS user={user}", timeout=5)
     assert daemon.request(f"VERIFY user={other} pattern={RIGHT}", timeout=5) == "OK"
     assert stat.S_ISFIFO(record.lstat().st_mode), "the record's place was left as it was"
+
+
+# ---- every kind of bad record, every command: one story, and its cure works ---------------
+
+# What stands in a user's record's place, made from the user's own record and that of
+# another user (enrolled with OTHER). Each is "there but not a record" (the daemon
+# answers record_unreadable, STATUS corrupt=1) or "cannot be read now" (store_failed).
+OTHER = "2589"
+NEW = "3578"
+UNREADABLE = "corrupt"
+CANNOT_READ_NOW = "io"
+
+
+def _garble(record, other):
+    data = bytearray(record.read_bytes())
+    data[len(data) // 3:len(data) // 3 + 8] = b"\x00\xff\xfe=\n\x80\x01="
+    record.write_bytes(bytes(data))
+
+
+def _directory_with_files(record, other):
+    record.unlink()
+    record.mkdir(mode=0o700)
+    (record / "notes").write_text("someone's files\n")
+    (record / "sub").mkdir()
+    (record / "sub" / "more").write_text("more\n")
+
+
+def _copied_credential(record, other):
+    theirs = next(line for line in other.read_text().splitlines() if line.startswith("credential="))
+    record.write_text("".join((theirs if line.startswith("credential=") else line) + "\n"
+                              for line in record.read_text().splitlines()))
+
+
+def _socket(record, other):
+    record.unlink()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(record))
+    return s
+
+
+def _not_the_daemons(record, other):
+    os.chown(record, 0, 0)
+    record.chmod(0o600)
+
+
+BAD_RECORDS = {
+    "empty directory": (UNREADABLE, lambda r, o: (r.unlink(), r.mkdir(mode=0o700))),
+    "directory with files": (UNREADABLE, _directory_with_files),
+    "FIFO": (UNREADABLE, lambda r, o: (r.unlink(), os.mkfifo(r, 0o600))),
+    "dangling symbolic link": (UNREADABLE, lambda r, o: (r.unlink(), r.symlink_to(r.parent / "gone"))),
+    "symbolic link to another user's record": (UNREADABLE, lambda r, o: (r.unlink(), r.symlink_to(o))),
+    "truncated file": (UNREADABLE, lambda r, o: r.write_bytes(r.read_bytes()[:len(r.read_bytes()) // 2])),
+    "garbled file": (UNREADABLE, _garble),
+    "empty file": (UNREADABLE, lambda r, o: r.write_bytes(b"")),
+    "oversized file": (UNREADABLE, lambda r, o: r.write_bytes(r.read_bytes() + b"#" * 17000)),
+    "record naming another user": (UNREADABLE, lambda r, o: r.write_bytes(o.read_bytes())),
+    "credential copied from another user": (UNREADABLE, _copied_credential),
+    "socket": (CANNOT_READ_NOW, _socket),
+    # Realistic only for a daemon that does not run as root, as under systemd.
+    "file the daemon may not open": (CANNOT_READ_NOW, _not_the_daemons),
+}
+UNPRIVILEGED = {"file the daemon may not open"}
+
+
+class UnprivilegedDaemon(Daemon):
+    """patternlockd as systemd runs it: the socket bound by root
+    (systemd-socket-activate), the daemon itself as nobody, its key a credential."""
+
+    def __init__(self, base):
+        super().__init__(base)
+        self.nobody = pwd.getpwnam("nobody")
+        state = pathlib.Path(self.state_dir)
+        state.mkdir(mode=0o700)
+        self.credentials = base / "credentials"
+        self.credentials.mkdir(mode=0o700)
+        key = self.credentials / "patternlock.key"
+        key.write_bytes(os.urandom(32))
+        key.chmod(0o400)
+        for p in (state, self.credentials, key):
+            os.chown(p, self.nobody.pw_uid, self.nobody.pw_gid)
+
+    def args(self):
+        return ["systemd-socket-activate", "-l", self.socket,
+                f"--setenv=CREDENTIALS_DIRECTORY={self.credentials}",
+                "setpriv", f"--reuid={self.nobody.pw_uid}", f"--regid={self.nobody.pw_gid}", "--clear-groups",
+                str(DAEMON), "serve", "--state-dir", self.state_dir, "--iterations", str(TEST_ITERATIONS),
+                "--socket", str(self.base / "not-this-one")] + self.extra_args
+
+    def start(self, timeout=20.0):
+        super().start(timeout)
+        os.chmod(self.socket, 0o666)  # as patternlockd.socket's SocketMode
+        return self
+
+
+@pytest.fixture
+def bad_record(request, shared_tmp, make_users):
+    """(daemon, user, kind, what) with the kind `request.param` standing in the
+    user's record's place; the user's pattern was RIGHT, another user's OTHER."""
+    name = request.param
+    kind, make = BAD_RECORDS[name]
+    if name in UNPRIVILEGED:
+        if shutil.which("systemd-socket-activate") is None:
+            skip_or_fail("systemd-socket-activate is not installed (apt-get install systemd)")
+        daemon = UnprivilegedDaemon(shared_tmp)
+    else:
+        daemon = Daemon(shared_tmp)
+    daemon.start()
+    user, other = make_users(2)
+    daemon.enroll(user, RIGHT)
+    daemon.enroll(other, OTHER)
+    state = pathlib.Path(daemon.state_dir)
+    kept = make(state / user, state / other)
+    try:
+        yield daemon, user, kind, name
+    finally:
+        if isinstance(kept, socket.socket):
+            kept.close()
+        daemon.stop()
+
+
+def place(path):
+    """What stands at `path`, in full: its type, owner and mode, and its content
+    (a file's bytes, a link's target, a directory's tree)."""
+    st = path.lstat()
+    what = (stat.S_IFMT(st.st_mode), st.st_uid, stat.S_IMODE(st.st_mode))
+    if stat.S_ISLNK(st.st_mode):
+        return what + (os.readlink(path),)
+    if stat.S_ISREG(st.st_mode):
+        return what + (path.read_bytes(),)
+    if stat.S_ISDIR(st.st_mode):
+        return what + (sorted((str(p.relative_to(path)), p.is_dir() or p.read_bytes()) for p in path.rglob("*")),)
+    return what
+
+
+def one_story(kind, user):
+    if kind == UNREADABLE:
+        return (f"The pattern record of {user} cannot be read, so pattern unlock is off for {user}. "
+                f"An administrator removes it with: sudo patternlockd remove {user} (then {user} can enroll again).")
+    return "patternlockd could not read or write its state; nothing was changed. See its log (journalctl -u patternlockd)."
+
+
+# Every command about the user, by root and by the user itself. Root's `remove` is
+# the cure, below.
+COMMANDS = {
+    "status USER": (("status", "{user}"), False, None),
+    "status (every user)": (("status",), False, None),
+    "status (the user)": (("status",), True, None),
+    "verify USER": (("verify", "{user}"), False, RIGHT + "\n"),
+    "verify (the user)": (("verify",), True, RIGHT + "\n"),
+    "reset USER": (("reset", "{user}"), False, None),
+    "remove (the user)": (("remove",), True, RIGHT + "\n"),
+    "enroll (the user)": (("enroll",), True, NEW + "\n" + NEW + "\n"),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("bad_record", BAD_RECORDS, indirect=True)
+def test_every_command_tells_one_story_about_a_bad_record_and_changes_nothing(bad_record, command):
+    """Whatever stands in a user's record's place, every command says the same
+    whole sentence and exits 7 (daemon error): never "no pattern", never "not
+    locked", never success. `status` of every user shows it in the user's block.
+    Nothing is changed."""
+    daemon, user, kind, _ = bad_record
+    record = pathlib.Path(daemon.state_dir) / user
+    before = place(record)
+    args, as_user, typed = COMMANDS[command]
+    r = daemon.cli(*(a.format(user=user) for a in args), input=typed, user=user if as_user else None)
+    said = r.stderr.strip() if command != "status (every user)" else r.stdout + r.stderr
+    assert r.returncode == 7, (r.returncode, r.stdout, r.stderr)
+    if command == "status (every user)":
+        assert f"{user}: {one_story(kind, user)}" in said.splitlines(), said
+    else:
+        assert said == one_story(kind, user), said
+    assert place(record) == before, "the record's place was left as it was"
+
+
+@pytest.mark.parametrize("bad_record", BAD_RECORDS, indirect=True)
+def test_the_protocol_tells_one_story_about_a_bad_record_and_never_success(bad_record):
+    """On the wire: STATUS never says enrolled=1 (the PAM module then asks no
+    pattern), and VERIFY, RESET and a user's own REMOVE give one answer, never OK,
+    with no hash computed."""
+    daemon, user, kind, _ = bad_record
+    answer = "ERROR message=record_unreadable" if kind == UNREADABLE else "ERROR message=store_failed"
+    status = daemon.request(f"STATUS user={user}")
+    if kind == UNREADABLE:
+        assert status.startswith(f"STATUS user={user} enrolled=0 ") and " corrupt=1 " in status, status
+    else:
+        assert status == answer, status
+    assert daemon.request(f"VERIFY user={user} pattern={RIGHT}") == answer
+    assert daemon.request(f"VERIFY user={user} pattern={OTHER}") == answer
+    assert daemon.request(f"VERIFY user={user} pattern=12") == answer
+    assert daemon.request(f"RESET user={user}") == answer
+    assert as_uid(daemon, pwd.getpwnam(user).pw_uid, f"REMOVE user={user} current={RIGHT}") == answer
+    assert not re.search(rf"verify user={user} .*hash_ms=", daemon.read_log()), daemon.read_log()
+
+
+@pytest.mark.parametrize("bad_record", BAD_RECORDS, indirect=True)
+def test_what_status_tells_the_administrator_to_do_about_a_bad_record_works(bad_record):
+    """`status` names the cure: root's `remove` takes away whatever stands in the
+    record's place (a link, never what it points to; a directory with files in it
+    moved aside whole, never deleted), then the user enrolls again and its new
+    pattern verifies. Where the daemon could not read its state, the log it points
+    to names the record and why."""
+    daemon, user, kind, name = bad_record
+    state = pathlib.Path(daemon.state_dir)
+    record = state / user
+    others = {p.name: place(p) for p in state.iterdir() if p.name not in (user, ".lock")}
+    r = daemon.cli("status", user)
+    assert r.returncode == 7
+    if kind == UNREADABLE:
+        assert f"sudo patternlockd remove {user}" in r.stderr, r.stderr
+    else:
+        assert f"the record of {user}" in unquote(daemon.read_log()), daemon.read_log()
+
+    r = daemon.cli("remove", user)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"The pattern of {user} is removed." in r.stdout, r.stdout
+    assert not os.path.lexists(record)
+    # Nothing else was touched: another user's record a link pointed to stays.
+    now = {p.name: place(p) for p in state.iterdir() if p.name not in (user, ".lock")}
+    if name == "directory with files":
+        (aside,) = set(now) - set(others)
+        assert aside.startswith(f".{user}.unreadable."), now
+        assert f"moved aside, not deleted, to {state / aside}" in r.stdout, r.stdout
+        assert sorted(str(p.relative_to(state / aside)) for p in (state / aside).rglob("*")) == \
+            ["notes", "sub", "sub/more"]
+        now.pop(aside)
+    assert now == others
+
+    r = daemon.cli("enroll", user, input=NEW + "\n" + NEW + "\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = daemon.cli("verify", input=NEW + "\n", user=user)
+    assert r.returncode == 0 and "Pattern accepted." in r.stdout, r.stdout + r.stderr
+    r = daemon.cli("status", user)
+    assert r.returncode == 0 and f"{user}: enrolled, 0 failures" in r.stdout, r.stdout + r.stderr
 
 
 # ---- sudo patternlockd enroll -----------------------------------------------------------

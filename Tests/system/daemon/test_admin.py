@@ -155,7 +155,9 @@ def test_status_with_the_database_down_answers_unavailable_in_time_and_is_logged
         assert r.returncode == 6 and "cannot reach its database" in r.stderr, (args, r.returncode, r.stderr)
         assert "closed the connection" not in r.stderr
         assert elapsed < 2.5, (args, elapsed)
-    assert re.search(r"^.*list uid=0 result=ERROR,message=store_unavailable$", host.read_log(), re.M), host.read_log()
+    # Logged with why, since the sentence sends the administrator to the log.
+    assert re.search(r"^.*list why=\S*PostgreSQL\S* uid=0 result=ERROR,message=store_unavailable$", host.read_log(), re.M), \
+        host.read_log()
 
 
 # ---- 4. the db commands without the fleet's key ---------------------------------------

@@ -210,11 +210,11 @@ def test_corrupt_record_is_reported_and_never_success(daemon, test_user):
     daemon.enroll(test_user, PATTERN)
     record = pathlib.Path(daemon.state_dir) / test_user
     record.write_text(record.read_text().replace("credential=$pbkdf2", "credential=$garbage"))
-    assert daemon.request(f"VERIFY user={test_user} pattern={PATTERN}") == "NOT_ENROLLED"
+    assert daemon.request(f"VERIFY user={test_user} pattern={PATTERN}") == "ERROR message=record_unreadable"
     r = daemon.cli("status", test_user)
-    assert "record unreadable" in r.stdout
+    assert r.returncode == 7 and f"The pattern record of {test_user} cannot be read" in r.stderr, r.stdout + r.stderr
     r = verify(daemon, test_user, PATTERN)
-    assert r.returncode == 3
+    assert r.returncode == 7
 
 
 def test_timed_unlock(make_daemon, test_user):

@@ -93,22 +93,22 @@ def test_a_credential_copied_onto_another_user_never_verifies(fleet, postgres, m
     # Onto a user with no record, with a NULL uid: never adopted, never OK.
     db(postgres, f"INSERT INTO patternlock_users (user_name, uid, credential) "
                  f"SELECT '{victim}', NULL, credential FROM patternlock_users WHERE user_name = '{mal}'")
-    assert verify(host, victim, RIGHT) != "OK"
+    assert verify(host, victim, RIGHT) == "ERROR message=record_unreadable"
     assert db(postgres, f"SELECT coalesce(uid::text, 'null') FROM patternlock_users WHERE user_name = '{victim}'") == "null"
     assert status(host, victim)["corrupt"] == "1"
     # With the victim's own uid: the credential still names mal.
     db(postgres, f"UPDATE patternlock_users SET uid = {pwd.getpwnam(victim).pw_uid} WHERE user_name = '{victim}'")
-    assert verify(host, victim, RIGHT) != "OK"
+    assert verify(host, victim, RIGHT) == "ERROR message=record_unreadable"
     assert status(host, victim)["corrupt"] == "1"
     # Onto an enrolled user, keeping its name and uid.
     db(postgres, f"UPDATE patternlock_users SET credential = (SELECT credential FROM patternlock_users "
                  f"WHERE user_name = '{mal}') WHERE user_name = '{enrolled}'")
-    assert verify(host, enrolled, RIGHT) != "OK"
+    assert verify(host, enrolled, RIGHT) == "ERROR message=record_unreadable"
     assert status(host, enrolled)["corrupt"] == "1"
     # Without the owner tag, as a credential made before tags: not in a fleet.
     db(postgres, f"UPDATE patternlock_users SET credential = regexp_replace(credential, ',o=[^$]*', '') "
                  f"WHERE user_name = '{enrolled}'")
-    assert verify(host, enrolled, RIGHT) != "OK"
+    assert verify(host, enrolled, RIGHT) == "ERROR message=record_unreadable"
     assert status(host, enrolled)["corrupt"] == "1"
     assert evaluations(host) == 0
     # mal's own record still works, and an administrator re-enrolls the others.
@@ -149,12 +149,13 @@ def test_a_negative_count_or_lock_time_is_corrupt_and_buys_no_guesses(fleet, pos
         db(postgres, f"UPDATE patternlock_users SET failures = {failures}, locked_since = {locked_since} "
                      f"WHERE user_name = '{user}'")
         replies = [verify(host, user, WRONG) for _ in range(7)] + [verify(host, user, RIGHT)]
-        assert replies == ["NOT_ENROLLED"] * 8, (failures, locked_since, replies)
+        assert replies == ["ERROR message=record_unreadable"] * 8, (failures, locked_since, replies)
         assert status(host, user)["corrupt"] == "1", (failures, locked_since)
         assert db(postgres, f"SELECT failures, locked_since FROM patternlock_users "
                             f"WHERE user_name = '{user}'") == f"{failures}|{locked_since}"
     assert evaluations(host) == 0
-    # An administrator's reset or enroll puts the user right again.
+    # An administrator's enroll (or remove) puts the user right again; a reset says the record cannot be read.
+    assert host.request(f"RESET user={user}") == "ERROR message=record_unreadable"
     host.enroll(user, RIGHT)
     assert verify(host, user, RIGHT) == "OK"
 
