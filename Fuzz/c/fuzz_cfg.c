@@ -5,9 +5,10 @@
  * the documented options: socket=/ABSOLUTE (shorter than sun_path),
  * timeout=1..300, debug, nogrid (grid=none), grid=auto|full|compact|none,
  * one_prompt, password_at_login, quiet, allow_remote, layout=phone|numpad,
- * services=LIST and login_services=LIST (comma-separated names of 1 to 64
- * bytes of A-Z a-z 0-9 . _ - + @, the list shorter than 256 bytes; services=
- * not empty); defaults first, the last good value wins, everything else is
+ * services=LIST, login_services=LIST and digit_passwords=LIST
+ * (comma-separated names of 1 to 64 bytes of A-Z a-z 0-9 . _ - + @, the list
+ * shorter than 256 bytes; services= and digit_passwords= not empty); defaults
+ * first, the last good value wins, everything else is
  * ignored and counted.
  */
 #include <stdint.h>
@@ -68,6 +69,12 @@ static int model_apply(struct pl_config *m, const char *arg)
 		if (!model_list(arg + 15, 1))
 			return 0;
 		strcpy(m->login_services, arg + 15);
+		return 1;
+	}
+	if (strncmp(arg, "digit_passwords=", 16) == 0) {
+		if (!model_list(arg + 16, 0))
+			return 0;
+		strcpy(m->digit_passwords, arg + 16);
 		return 1;
 	}
 	if (strncmp(arg, "socket=", 7) == 0) {
@@ -165,6 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      model.grid == PL_GRID_AUTO && !model.one_prompt &&
 	      !model.password_at_login && !model.quiet && !model.allow_remote &&
 	      model.layout == PL_LAYOUT_PHONE && model.services[0] == '\0' &&
+	      model.digit_passwords[0] == '\0' &&
 	      strcmp(model.login_services, PL_DEFAULT_LOGIN_SERVICES) == 0);
 	for (int i = 0; i < argc; i++)
 		ignored += !model_apply(&model, argv[i]);
@@ -186,6 +194,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      NULL);
 	CHECK(strcmp(cfg.services, model.services) == 0 &&
 	      strcmp(cfg.login_services, model.login_services) == 0);
+	CHECK(memchr(cfg.digit_passwords, '\0', sizeof(cfg.digit_passwords)) !=
+		      NULL &&
+	      strcmp(cfg.digit_passwords, model.digit_passwords) == 0);
 
 	/* One word at a time, and a NULL word (argv entries may be NULL). */
 	pl_config_init(&one);
@@ -201,7 +212,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      one.grid == cfg.grid && one.one_prompt == cfg.one_prompt &&
 	      one.password_at_login == cfg.password_at_login &&
 	      strcmp(one.services, cfg.services) == 0 &&
-	      strcmp(one.login_services, cfg.login_services) == 0);
+	      strcmp(one.login_services, cfg.login_services) == 0 &&
+	      strcmp(one.digit_passwords, cfg.digit_passwords) == 0);
 	free(copy);
 	return 0;
 }
