@@ -129,6 +129,8 @@ final class PamAttempt {
     private(set) var pidfd: Int32
     private(set) var socket: Int32
     var gotResult = false
+    /// It said success and the screen waits for it to exit 0 to unlock.
+    var unlockOnExit = false
     /// The child's exit status once it ended and was reaped (`pls_reap`'s value).
     private(set) var exitStatus: Int32?
 

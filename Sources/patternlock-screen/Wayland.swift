@@ -745,7 +745,11 @@ final class App {
         guard let a = attempt else { return }
         pamReadable()
         guard attempt === a, a.reap() else { return }
-        if !a.gotResult {
+        if a.unlockOnExit {
+            if a.exitStatus == 0 { unlock() }
+            refuseUnlock()
+            invalidateAll()
+        } else if !a.gotResult {
             run(state.pamLost())
             invalidateAll()
         }
@@ -816,16 +820,29 @@ final class App {
             case .startFlash: _ = pls_timerfd_arm(timer, Int(LockScreen.flashSeconds * 1000))
             case .unlock:
                 // The result message alone is not enough: the child must also have
-                // ended with status 0 (what it exits with after PAM_SUCCESS).
-                guard let a = attempt, a.gotResult, a.waitExit(milliseconds: 2000) == 0 else {
-                    debug("the PAM child said success but did not exit 0; not unlocking")
-                    endAttempt()
-                    run(state.pamLost())
+                // ended with status 0 (what it exits with after PAM_SUCCESS). One
+                // still running (a loaded machine) is waited for by the loop.
+                guard let a = attempt, a.gotResult else {
+                    refuseUnlock()
                     continue
                 }
-                unlock()
+                switch a.waitExit(milliseconds: 500) {
+                case 0: unlock()
+                case nil:
+                    a.unlockOnExit = true
+                    debug("the PAM child said success; unlocking once it exits 0")
+                default: refuseUnlock()
+                }
             }
         }
+    }
+
+    /// The PAM child said success but did not end with status 0: no unlock, and
+    /// the screen takes the pattern or password again.
+    func refuseUnlock() {
+        debug("the PAM child said success but did not exit 0; not unlocking")
+        endAttempt()
+        run(state.pamLost())
     }
 
     func flashTimer() {

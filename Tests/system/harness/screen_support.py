@@ -236,7 +236,13 @@ class Locker:
                 if rx.search(line.removeprefix("patternlock-screen: "))]
 
     def wait(self, timeout=15):
-        return self.proc.wait(timeout)
+        """The locker's exit status; AssertionError with what it said when it
+        still runs after `timeout` (a test that expected an unlock)."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"patternlock-screen still runs after {timeout} s; it said:\n"
+                                 + "\n".join(self.lines)) from None
 
     def close(self):
         if self.proc.poll() is None:
