@@ -433,7 +433,7 @@ struct LockScreenTests {
     @Test("after a held success whose child did not exit 0, the screen takes a pattern or a password again")
     func refusedHeldSuccessTakesInputAgain() throws {
         // A stack that says yes without asking, from a child that then exits
-        // non-zero: the edge refuses the unlock (Wayland.swift) and reports the
+        // non-zero: the edge refuses the unlock (Attempt.swift) and reports the
         // attempt lost. The next press must start a path, not ask to unlock again.
         var s = screen()
         _ = s.pamResult(success: true)

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCairo
+import CPatternLockShims
+import CWaylandLock
+import CXKBCommon
+import Glibc
+import PatternLock
+import PatternLockScreen
+
+/// Drawing: the screens that changed, into wl_shm buffers.
+extension App {
+    // MARK: Drawing
+
+    /// Asks for `rect` (nil: all) to be drawn again on every screen.
+    func invalidateAll(_ rect: Rect? = nil) {
+        for o in outputs { o.invalidate(rect) }
+    }
+
+    /// Draws every screen that changed, once per wake-up of the loop (all the
+    /// events that woke it are applied first). Not paced by frame callbacks: a
+    /// motion is drawn and committed at once, into whichever buffer the compositor
+    /// has released (wlroots copies a wl_shm buffer at commit and releases it),
+    /// so the line never lags a frame behind the finger; with nothing changing,
+    /// nothing is drawn and nothing wakes the loop.
+    func drawDirty() {
+        for o in outputs where o.dirty { draw(o) }
+    }
+
+    func draw(_ o: Output) {
+        guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
+        let area =
+            o.content != nil ? layout.contentRect : Rect(x: 0, y: 0, width: Double(o.width), height: Double(o.height))
+        // A size no buffer can have (a compositor's nonsense) is not drawn.
+        guard let checked = BufferSize(width: area.width, height: area.height, scale: o.scale) else {
+            o.dirty = false
+            return
+        }
+        let pw = checked.width
+        let ph = checked.height
+        // A second buffer only when the compositor still holds the first: wlroots
+        // copies a wl_shm buffer at commit and releases it at once, so one full-screen
+        // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
+        if !o.buffers.contains(where: { !$0.busy }) && o.buffers.count < 2,
+            let b = ShmBuffer(shm: shm, size: checked)
+        {
+            o.buffers.append(b)
+        }
+        guard let b = o.buffers.first(where: { !$0.busy }) else {
+            o.dirty = true
+            return
+        }
+        // In screen coordinates, within the area the buffer covers.
+        let clip = (b.stale ?? area).intersection(area)
+        guard let cr = cairo_create(b.cairo) else { return }
+        cairo_scale(cr, Double(o.scale), Double(o.scale))
+        cairo_translate(cr, -area.x, -area.y)
+        renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
+        cairo_destroy(cr)
+        cairo_surface_flush(b.cairo)
+        b.stale = Rect(x: 0, y: 0, width: 0, height: 0)
+        b.busy = true
+        wl_surface_attach(surface, b.buffer, 0, 0)
+        let s = Double(o.scale)
+        let x0 = max(0, Int32(((clip.x - area.x) * s).rounded(.down)))
+        let y0 = max(0, Int32(((clip.y - area.y) * s).rounded(.down)))
+        let x1 = min(pw, Int32(((clip.x - area.x + clip.width) * s).rounded(.up)))
+        let y1 = min(ph, Int32(((clip.y - area.y + clip.height) * s).rounded(.up)))
+        wl_surface_damage_buffer(surface, x0, y0, max(0, x1 - x0), max(0, y1 - y0))
+        wl_surface_commit(surface)
+        o.dirty = false
+    }
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCairo
+import CPatternLockShims
+import CWaylandLock
+import CXKBCommon
+import Glibc
+import PatternLock
+import PatternLockScreen
+
+/// The seat: pointer and touch, one finger or button at a time.
+extension App {
+    // MARK: Input
+
+    func geometry(of o: Output?) -> GridGeometry? { o?.layout?.grid }
+
+    /// The box a motion changed on the screen it is drawn on: from the path's last
+    /// dot (before the motion) over the old and new finger and any dots it added.
+    func motionDamage(_ o: Output, before: (last: Int?, end: Point?), added: ArraySlice<Int>) -> Rect? {
+        guard let layout = o.layout else { return nil }
+        var points: [Point] = []
+        if let last = before.last { points.append(layout.grid.center(of: last)) }
+        if let end = before.end { points.append(end) }
+        for d in added { points.append(layout.grid.center(of: d)) }
+        if let end = state.gesture.lineEnd { points.append(end) }
+        return Rect.around(points, margin: layout.reach)
+    }
+
+    /// A PAM child that could not be started is tried again at the next input:
+    /// the screen must never be left with no way to unlock.
+    func ensureAttempt() {
+        if locked && attempt == nil { startAttempt() }
+    }
+
+    func pressed(on o: Output?, at p: Point, touch: Int32?) {
+        ensureAttempt()
+        guard let o, let g = geometry(of: o) else { return }
+        if !state.gesture.active { state.gesture.geometry = g }
+        let effects = state.press(at: p, touch: touch)
+        if state.gesture.active { inputOutput = o }
+        invalidateAll()
+        run(effects)
+    }
+
+    func moved(to p: Point, touch: Int32?) {
+        guard state.gesture.active, let o = inputOutput else { return }
+        let before = (last: state.gesture.dots.last, end: state.gesture.lineEnd)
+        let count = state.gesture.dots.count
+        state.move(to: p, touch: touch)
+        if state.options.hidePath { return }
+        let added = state.gesture.dots[count...]
+        if !added.isEmpty {
+            // Lit dots show on every screen.
+            invalidateAll()
+        } else if let r = motionDamage(o, before: before, added: added) {
+            o.invalidate(r)
+        }
+    }
+
+    func released(touch: Int32?) {
+        ensureAttempt()
+        let effects = state.release(touch: touch)
+        invalidateAll()
+        run(effects)
+    }
+
+    func pointerEnter(_ surface: OpaquePointer?, serial: UInt32, x: Double, y: Double) {
+        let found = locate(surface)
+        pointerOutput = found?.0
+        pointerOffset = found?.1 ?? Point(x: 0, y: 0)
+        pointerAt = Point(x: x + pointerOffset.x, y: y + pointerOffset.y)
+        // Crossing from the content to the background (or back) while drawing.
+        if inputOutput === pointerOutput, state.gesture.touchID == nil { moved(to: pointerAt, touch: nil) }
+        // The compositor's cursor stays: a pointer user aims at the first dot with it.
+    }
+
+    func pointerMotion(x: Double, y: Double) {
+        pointerAt = Point(x: x + pointerOffset.x, y: y + pointerOffset.y)
+        if inputOutput === pointerOutput, state.gesture.touchID == nil { moved(to: pointerAt, touch: nil) }
+    }
+
+    func pointerButton(_ button: UInt32, pressed: Bool) {
+        guard button == 0x110 else { return }  // BTN_LEFT
+        if pressed {
+            self.pressed(on: pointerOutput, at: pointerAt, touch: nil)
+        } else if state.gesture.touchID == nil {
+            released(touch: nil)
+        }
+    }
+
+    func touchDown(_ surface: OpaquePointer?, id: Int32, x: Double, y: Double) {
+        if state.gesture.active { return }  // the first finger only
+        guard let (o, offset) = locate(surface) else { return }
+        touchOffset = offset
+        pressed(on: o, at: Point(x: x + offset.x, y: y + offset.y), touch: id)
+    }
+
+    func touchMotion(id: Int32, x: Double, y: Double) {
+        guard state.gesture.touchID == id else { return }
+        moved(to: Point(x: x + touchOffset.x, y: y + touchOffset.y), touch: id)
+    }
+
+    func touchUp(id: Int32) {
+        guard state.gesture.active, state.gesture.touchID == id else { return }
+        released(touch: id)
+    }
+
+    func touchCancel() {
+        state.cancel()
+        invalidateAll()
+    }
+
+    func seatCapabilities(_ caps: UInt32) {
+        guard let seat else { return }
+        let hasPointer = caps & UInt32(WL_SEAT_CAPABILITY_POINTER.rawValue) != 0
+        let hasKeyboard = caps & UInt32(WL_SEAT_CAPABILITY_KEYBOARD.rawValue) != 0
+        let hasTouch = caps & UInt32(WL_SEAT_CAPABILITY_TOUCH.rawValue) != 0
+        if hasPointer && pointer == nil, let p = wl_seat_get_pointer(seat) {
+            pointer = p
+            wl_pointer_add_listener(p, App.pointerListener, opaque)
+        } else if !hasPointer, let p = pointer {
+            wl_pointer_release(p)
+            pointer = nil
+        }
+        if hasKeyboard && keyboard == nil, let k = wl_seat_get_keyboard(seat) {
+            keyboard = k
+            wl_keyboard_add_listener(k, App.keyboardListener, opaque)
+        } else if !hasKeyboard, let k = keyboard {
+            wl_keyboard_release(k)
+            keyboard = nil
+        }
+        if hasTouch && touch == nil, let t = wl_seat_get_touch(seat) {
+            touch = t
+            wl_touch_add_listener(t, App.touchListener, opaque)
+        } else if !hasTouch, let t = touch {
+            wl_touch_release(t)
+            touch = nil
+        }
+    }
+}
