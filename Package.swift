@@ -62,6 +62,9 @@ let package = Package(
         .target(name: "CWaylandLock", linkerSettings: [.linkedLibrary("wayland-client")]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
+        // The on-screen keyboard's keymap, read through xkbcommon (its own target so
+        // that the unit tests compare it with xkbcommon's tables).
+        .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).
@@ -69,7 +72,7 @@ let package = Package(
             name: "patternlock-screen",
             dependencies: [
                 "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo",
-                "CXKBCommon", "CPamClient",
+                "CXKBCommon", "CPamClient", "PatternLockScreenKeymap",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),
@@ -84,7 +87,9 @@ let package = Package(
                 "PatternLock", .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
         .testTarget(name: "PatternLockFleetTests", dependencies: ["PatternLockFleet", "PatternLockWire", "PatternLock"]),
-        .testTarget(name: "PatternLockScreenTests", dependencies: ["PatternLockScreen", "PatternLockWire", "PatternLock"]),
+        .testTarget(
+            name: "PatternLockScreenTests",
+            dependencies: ["PatternLockScreen", "PatternLockScreenKeymap", "CXKBCommon", "PatternLockWire", "PatternLock"]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.
         .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock"]),

@@ -45,6 +45,12 @@ public struct Rect: Equatable, Sendable {
     }
 
     /// Whether `other` lies wholly inside this rectangle.
+    /// Whether `p` lies within, the right and bottom edges excluded: rects that
+    /// touch share no point.
+    public func contains(_ p: Point) -> Bool {
+        p.x >= x && p.x < x + width && p.y >= y && p.y < y + height
+    }
+
     public func contains(_ other: Rect) -> Bool {
         other.x >= x && other.y >= y && other.x + other.width <= x + width && other.y + other.height <= y + height
     }

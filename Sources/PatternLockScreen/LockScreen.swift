@@ -68,6 +68,8 @@ public enum Effect: Equatable, Sendable {
     /// (press, touch or key): an attempt that failed without asking anything (a
     /// user pam_faillock has locked) would otherwise fail again at once, forever.
     case endAttempt
+    /// Read the keymap's next group (layout) into the on-screen keyboard.
+    case nextKeyboardGroup
     /// Arm the timer that ends the red flash (`LockScreen.flashSeconds`).
     case startFlash
     /// PAM said yes: unlock the session.
@@ -140,7 +142,9 @@ public struct LockScreen: Sendable {
     public private(set) var patternAsked = false
     /// What the screen offers under an empty password field after a pattern prompt.
     public static let backHint = "Tap or press Escape to draw the pattern again."
-    public var showsBackHint: Bool { phase == .password && !flashing && patternAsked && field.isEmpty }
+    public var showsBackHint: Bool {
+        phase == .password && !flashing && patternAsked && field.isEmpty && !keyboardWanted
+    }
 
     private var pendingPattern: Pattern?
     private var passwordPending = false
@@ -158,6 +162,25 @@ public struct LockScreen: Sendable {
     /// The keys typed as dots so far, in a locked buffer wiped on clear.
     private let typedKeys = SecretField()
 
+    /// The keyboard the screen draws for touch and pointer.
+    public var keyboard = OnScreenKeyboard()
+    /// The last input was a press or a touch, not a hardware key (or there was
+    /// none yet): the on-screen keyboard shows with the field. A hardware key
+    /// hides it; a press shows it again.
+    public private(set) var keyboardWanted = true
+    /// Whether the on-screen keyboard shows (with the grid hidden).
+    public var showsKeyboard: Bool { showsField && keyboardWanted }
+    /// Whether the grid screen offers its "Use password" button: the way to the
+    /// password by touch before any failure.
+    public var offersPassword: Bool {
+        (phase == .waiting || phase == .pattern) && !fieldOpen && !successHeld && !gesture.active
+    }
+    /// Whether the field shows without the keyboard (a hardware key hid it): a
+    /// button on the screen brings it back.
+    public var offersKeyboard: Bool { showsField && !keyboardWanted }
+    public static let usePasswordLabel = "Use password"
+    public static let showKeyboardLabel = "Show keyboard"
+
     public struct Options: Sendable {
         public var hidePath: Bool
         public var layout: KeypadLayout
@@ -172,8 +195,9 @@ public struct LockScreen: Sendable {
         self.gesture = GestureTracker(geometry: geometry)
     }
 
-    /// Whether the grid shows (the red flash of a wrong pattern included).
-    public var showsGrid: Bool { flashing || phase != .password }
+    /// Whether the grid shows (the red flash of a wrong pattern included); not
+    /// while the on-screen keyboard shows the field opened from the grid.
+    public var showsGrid: Bool { flashing || (phase != .password && !(fieldOpen && keyboardWanted)) }
     /// Whether the field shows its text in clear: the answer to an echo-on prompt
     /// (PAM_PROMPT_ECHO_ON: a user name, a token's serial) is not secret.
     public var showsFieldInClear: Bool { phase == .password && promptEcho && showsField }
@@ -344,6 +368,7 @@ public struct LockScreen: Sendable {
         promptText = nil
         fieldOpen = false
         field.clear()
+        keyboard.reset()
         phase = .waiting
         if !flashing && !gesture.active {
             gesture.clear()
@@ -378,6 +403,11 @@ public struct LockScreen: Sendable {
 
     public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
         if successHeld { return [.unlock] }
+        let gridHidden = !showsGrid
+        if !keyboardWanted {
+            keyboardWanted = true
+            keyboard.reset()
+        }
         switch phase {
         case .checking: return stuck ? abandonChecking() : []
         case .password:
@@ -395,6 +425,8 @@ public struct LockScreen: Sendable {
             if fieldOpen {
                 guard field.isEmpty else { return [] }
                 fieldOpen = false
+                // The keyboard hid the grid: this press only brings it back.
+                if gridHidden { return [] }
             }
             clearTypedKeys()
             if gesture.press(at: p, touch: touch) { notice = nil }
@@ -446,9 +478,52 @@ public struct LockScreen: Sendable {
         }
     }
 
+    // MARK: The on-screen keyboard and the way to it
+
+    /// "Use password" tapped on the grid screen: the field opens with the
+    /// on-screen keyboard, as a printable key opens it. Nothing is answered and
+    /// nothing is counted until the password is entered (the pattern prompt is
+    /// then answered empty, the password waits for the next prompt).
+    public mutating func usePassword() -> [Effect] {
+        guard offersPassword else { return [] }
+        if flashing { flashEnded() }
+        gesture.clear()
+        clearTypedKeys()
+        field.clear()
+        fieldOpen = true
+        keyboardWanted = true
+        keyboard.reset()
+        notice = nil
+        return [.log("use password")]
+    }
+
+    /// "Show keyboard" tapped: the field's keyboard shows again.
+    public mutating func showKeyboard() {
+        keyboardWanted = true
+        keyboard.reset()
+    }
+
+    /// A tap on a key of the on-screen keyboard: the same as that key on the
+    /// hardware keyboard, without hiding the on-screen one.
+    public mutating func keyboardTap(_ slot: KeySlot) -> [Effect] {
+        if successHeld { return [.unlock] }
+        guard showsKeyboard else { return [] }
+        switch keyboard.tap(slot) {
+        case nil: return []
+        case .text(let text): return key(.text(text), fromHardware: false)
+        case .enter: return key(.enter, fromHardware: false)
+        case .backspace: return key(.backspace, fromHardware: false)
+        case .escape: return key(.escape, fromHardware: false)
+        case .nextGroup: return [.nextKeyboardGroup]
+        }
+    }
+
     // MARK: Keyboard
 
-    public mutating func key(_ key: Key) -> [Effect] {
+    /// A key of the hardware keyboard (`fromHardware`: it hides the on-screen
+    /// keyboard) or of the on-screen one.
+    public mutating func key(_ key: Key, fromHardware: Bool = true) -> [Effect] {
+        if fromHardware { keyboardWanted = false }
         if successHeld { return [.unlock] }
         if phase == .checking { return key == .escape ? abandonChecking() : [] }
         if flashing {

@@ -6,6 +6,7 @@ import CXKBCommon
 import Glibc
 import PatternLock
 import PatternLockScreen
+import PatternLockScreenKeymap
 
 /// The lock screen's Wayland client. Its state is here; its work is split by
 /// role, as swaylock splits main.c, seat.c, render.c and pam.c: Listeners.swift
@@ -53,6 +54,9 @@ final class App {
     let xkbContext: OpaquePointer?
     var xkbKeymap: OpaquePointer?
     var xkbState: OpaquePointer?
+    /// The keymap the on-screen keyboard shows: the compositor's, else the
+    /// system's default (a seat with no hardware keyboard sends none).
+    var screenKeymap: OpaquePointer?
 
     init(options: Options, display: OpaquePointer, user: String, image: OpaquePointer?) {
         self.options = options
@@ -64,6 +68,10 @@ final class App {
         timer = pls_timerfd()
         watchdog = pls_timerfd()
         xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
+        if let xkbContext, let km = XKBKeymap.systemDefault(xkbContext) {
+            screenKeymap = km
+            state.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        }
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

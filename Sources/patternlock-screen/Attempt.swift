@@ -6,6 +6,7 @@ import CXKBCommon
 import Glibc
 import PatternLock
 import PatternLockScreen
+import PatternLockScreenKeymap
 
 /// The PAM attempts: one child process each, their messages and their end.
 extension App {
@@ -107,6 +108,7 @@ extension App {
                 }
                 state.field.clear()
             case .answerEmpty: attempt?.answer { _ in 0 }
+            case .nextKeyboardGroup: nextKeyboardGroup()
             case .restartAttempt: startAttempt()
             case .endAttempt: endAttempt()
             case .startFlash: _ = pls_timerfd_arm(timer, Int(LockScreen.flashSeconds * 1000))

@@ -6,6 +6,7 @@ import CXKBCommon
 import Glibc
 import PatternLock
 import PatternLockScreen
+import PatternLockScreenKeymap
 
 /// The hardware keyboard, read through xkbcommon.
 extension App {
@@ -25,11 +26,29 @@ extension App {
         if let k = xkbKeymap { xkb_keymap_unref(k) }
         xkbKeymap = km
         xkbState = st
+        if let k = screenKeymap { xkb_keymap_unref(k) }
+        screenKeymap = xkb_keymap_ref(km)
+        state.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        invalidateAll()
+    }
+
+    /// The on-screen keyboard shows the keymap's next group (the hardware
+    /// keyboard's group is the compositor's and stays).
+    func nextKeyboardGroup() {
+        guard let km = screenKeymap else { return }
+        let n = max(1, Int(xkb_keymap_num_layouts(km)))
+        state.keyboard.keymap = XKBKeymap.read(km, group: (state.keyboard.keymap.group + 1) % n)
+        invalidateAll()
     }
 
     func modifiers(_ depressed: UInt32, _ latched: UInt32, _ locked: UInt32, _ group: UInt32) {
         guard let xkbState else { return }
         xkb_state_update_mask(xkbState, depressed, latched, locked, 0, 0, group)
+        // The on-screen keyboard follows a group switched on the hardware keyboard.
+        if let km = screenKeymap, Int(group) != state.keyboard.keymap.group, Int(group) < Int(xkb_keymap_num_layouts(km)) {
+            state.keyboard.keymap = XKBKeymap.read(km, group: Int(group))
+            invalidateAll()
+        }
     }
 
     func key(_ code: UInt32) {

@@ -36,7 +36,11 @@ extension App {
     nonisolated(unsafe) static let outputListener: UnsafeMutablePointer<wl_output_listener> = {
         let l = UnsafeMutablePointer<wl_output_listener>.allocate(capacity: 1)
         l.initialize(to: wl_output_listener())
-        l.pointee.geometry = { _, _, _, _, _, _, _, _, _, _ in }
+        l.pointee.geometry = { data, output, _, _, physicalWidth, _, _, _, _, transform in
+            guard let o = App.from(data).output(for: output) else { return }
+            // The width in millimetres along the screen's x (a quarter turn swaps them).
+            o.physicalWidth = transform % 2 == 1 ? 0 : Int(physicalWidth)
+        }
         l.pointee.mode = { _, _, _, _, _, _ in }
         l.pointee.done = { data, output in App.from(data).outputDone(output) }
         l.pointee.scale = { data, output, factor in App.from(data).outputScale(output, factor) }

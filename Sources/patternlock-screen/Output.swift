@@ -58,6 +58,8 @@ final class Output {
     let output: OpaquePointer
     var name = ""
     var scale: Int32 = 1
+    /// The physical width in millimetres, 0 when unknown (or turned a quarter).
+    var physicalWidth = 0
     var surface: OpaquePointer?
     var lockSurface: OpaquePointer?
     /// With a compositor that shows the background itself: the lock surface holds a

@@ -158,7 +158,7 @@ extension App {
         if o.width != width || o.height != height {
             o.width = width
             o.height = height
-            o.layout = ScreenLayout(width: width, height: height)
+            o.layout = ScreenLayout(width: width, height: height, physicalWidth: o.physicalWidth)
             o.buffers.forEach { $0.destroy() }
             o.buffers = []
         }

@@ -14,9 +14,15 @@ struct ScreenLayout {
     static let fontSize = 22.0
     static let nameSize = 28.0
 
-    init(width: Int, height: Int) {
+    /// The on-screen keyboard's smallest key (logical pixels): about 7 mm where
+    /// the output reports its width in millimetres, else 30 pixels.
+    let minimumKey: Double
+
+    init(width: Int, height: Int, physicalWidth: Int = 0) {
         self.width = Double(width)
         self.height = Double(height)
+        minimumKey =
+            physicalWidth > 0 ? min(max(7 * self.width / Double(physicalWidth), 20), self.width / 6) : 30
         let side = min(min(self.width, self.height) * 0.5, 480)
         let x = (self.width - side) / 2
         let y = (self.height - side) / 2 - self.height * 0.05
@@ -32,7 +38,7 @@ struct ScreenLayout {
     var reach: Double { litRadius + lineWidth + 3 }
     /// Messages, prompts and the hint wrap to this width: at most 800 pixels less
     /// the margins, so they stay readable on a wide screen and within `contentRect`.
-    var textWidth: Double { min(width, Self.contentCap) - 2 * Self.margin }
+    var textWidth: Double { min(width, Self.contentCap) - 2 * (width < 500 ? 16 : Self.margin) }
     static let contentCap = 800.0
 
     /// The part of the screen anything but the background is drawn in: what a
@@ -44,6 +50,25 @@ struct ScreenLayout {
         let x = ((width - w) / 2).rounded(.down)
         let y = max(0, (nameBaseline - Self.nameSize - 12).rounded(.down))
         return Rect(x: x, y: y, width: w, height: height - y)
+    }
+
+    /// The on-screen keyboard: at the bottom, as wide as the content allows.
+    var keyboardWidth: Double { contentRect.width - 16 }
+    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double {
+        height - 8 - keyboard.height(width: keyboardWidth, minimumKey: minimumKey)
+    }
+    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] {
+        keyboard.layout(
+            origin: Point(x: contentRect.x + 8, y: keyboardTop(keyboard)), width: keyboardWidth,
+            minimumKey: minimumKey)
+    }
+
+    /// The screen's one button ("Use password" on the grid, "Show keyboard" by
+    /// the field): at the bottom, centred.
+    var buttonRect: Rect {
+        let w = min(260, width - 32)
+        let h = max(44, minimumKey)
+        return Rect(x: ((width - w) / 2).rounded(), y: (height - h - 16).rounded(), width: w, height: h)
     }
 
     var fieldRect: Rect {
@@ -85,6 +110,11 @@ struct Renderer {
         // A motion's damage lies within the grid: no text there to draw again.
         let g = layout.grid
         let gridBox = Rect(x: g.origin.x, y: g.origin.y, width: g.side, height: g.side)
+        if state.showsKeyboard {
+            drawKeyboardScreen(cr, layout: layout, state: state)
+            cairo_restore(cr)
+            return
+        }
         if state.showsGrid && !state.showsField && gridBox.contains(clip) {
             drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
             cairo_restore(cr)
@@ -103,7 +133,96 @@ struct Renderer {
         }
         drawMessages(cr, layout: layout, state: state)
         if state.showsBackHint { drawHint(cr, layout: layout) }
+        if state.offersPassword || state.offersKeyboard {
+            drawButton(
+                cr, layout.buttonRect,
+                state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel)
+        }
         cairo_restore(cr)
+    }
+
+    /// The field with the on-screen keyboard: from the top of the content down,
+    /// the user's name, the messages, the prompt and the field; the keyboard at
+    /// the bottom.
+    private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
+        let top = layout.keyboardTop(state.keyboard)
+        var y = layout.contentRect.y + ScreenLayout.nameSize + 8
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
+        cairo_set_font_size(cr, ScreenLayout.nameSize)
+        set(cr, Self.text)
+        centred(cr, user, y: y, width: layout.width)
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        y += 16
+        var texts = state.messages
+        if let notice = state.notice { texts.append(notice) }
+        let fieldHeight = layout.fieldRect.height
+        var lines: [String] = []
+        for text in texts { lines += wrap(text, width: layout.textWidth) { measure(cr, $0) } }
+        let promptLines = state.promptText.map { wrap($0, width: layout.textWidth) { measure(cr, $0) } } ?? []
+        let step = ScreenLayout.fontSize * 1.4
+        for line in lines {
+            y += step
+            centred(cr, line, y: y, width: layout.width)
+        }
+        y += 12
+        for line in promptLines {
+            y += step
+            centred(cr, line, y: y, width: layout.width)
+        }
+        let fy = min(y + 16, top - fieldHeight - 12)
+        let f = layout.fieldRect
+        drawFieldBox(cr, Rect(x: f.x, y: fy, width: f.width, height: fieldHeight), state: state)
+        drawKeys(cr, layout: layout, state: state)
+    }
+
+    private func drawKeys(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
+        let keys = layout.keys(state.keyboard)
+        guard let first = keys.first else { return }
+        let size = min(ScreenLayout.fontSize, first.rect.height * 0.45)
+        for k in keys {
+            let r = Rect(x: k.rect.x + 2, y: k.rect.y + 2, width: k.rect.width - 4, height: k.rect.height - 4)
+            let held = state.keyboard.isHeld(k.slot)
+            if case .character = k.slot {
+                cairo_set_source_rgba(cr, 1, 1, 1, 0.16)
+            } else {
+                cairo_set_source_rgba(cr, 1, 1, 1, held ? 0.45 : 0.08)
+            }
+            roundedRectangle(cr, r, radius: 6)
+            cairo_fill(cr)
+            let label = state.keyboard.label(k.slot)
+            guard !label.isEmpty else { continue }
+            cairo_set_font_size(cr, size)
+            var w = measure(cr, label)
+            if w > r.width - 6 {
+                cairo_set_font_size(cr, max(8, size * (r.width - 6) / w))
+                w = measure(cr, label)
+            }
+            set(cr, Self.text)
+            cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + size * 0.35).rounded())
+            cairo_show_text(cr, label)
+        }
+    }
+
+    private func drawButton(_ cr: OpaquePointer, _ r: Rect, _ label: String) {
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.14)
+        roundedRectangle(cr, r, radius: r.height / 2)
+        cairo_fill(cr)
+        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        set(cr, Self.text)
+        let w = measure(cr, label)
+        cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
+        cairo_show_text(cr, label)
+    }
+
+    private func roundedRectangle(_ cr: OpaquePointer, _ r: Rect, radius: Double) {
+        let rad = min(radius, r.width / 2, r.height / 2)
+        cairo_new_sub_path(cr)
+        cairo_arc(cr, r.x + r.width - rad, r.y + rad, rad, -.pi / 2, 0)
+        cairo_arc(cr, r.x + r.width - rad, r.y + r.height - rad, rad, 0, .pi / 2)
+        cairo_arc(cr, r.x + rad, r.y + r.height - rad, rad, .pi / 2, .pi)
+        cairo_arc(cr, r.x + rad, r.y + rad, rad, .pi, 3 * .pi / 2)
+        cairo_close_path(cr)
     }
 
     private func paintBackground(_ cr: OpaquePointer, layout: ScreenLayout) {
@@ -186,6 +305,11 @@ struct Renderer {
         }
         // With the grid showing, the field goes under it.
         let box = state.showsGrid ? Rect(x: f.x, y: layout.messagesTop, width: f.width, height: f.height) : f
+        drawFieldBox(cr, box, state: state)
+    }
+
+    /// The field's box and what it holds: mask dots, or an echo-on answer in clear.
+    private func drawFieldBox(_ cr: OpaquePointer, _ box: Rect, state: LockScreen) {
         cairo_set_source_rgba(cr, 1, 1, 1, 0.12)
         cairo_rectangle(cr, box.x, box.y, box.width, box.height)
         cairo_fill(cr)

@@ -33,8 +33,23 @@ extension App {
 
     func pressed(on o: Output?, at p: Point, touch: Int32?) {
         ensureAttempt()
-        guard let o, let g = geometry(of: o) else { return }
-        if !state.gesture.active { state.gesture.geometry = g }
+        guard let o, let layout = o.layout else { return }
+        // The on-screen keyboard and the screen's button take a press on them.
+        if !state.gesture.active {
+            if state.showsKeyboard, let slot = OnScreenKeyboard.key(at: p, in: layout.keys(state.keyboard)) {
+                let effects = state.keyboardTap(slot)
+                invalidateAll()
+                run(effects)
+                return
+            }
+            if layout.buttonRect.contains(p) && (state.offersPassword || state.offersKeyboard) {
+                let effects = state.offersPassword ? state.usePassword() : { state.showKeyboard(); return [] }()
+                invalidateAll()
+                run(effects)
+                return
+            }
+            state.gesture.geometry = layout.grid
+        }
         let effects = state.press(at: p, touch: touch)
         if state.gesture.active { inputOutput = o }
         invalidateAll()

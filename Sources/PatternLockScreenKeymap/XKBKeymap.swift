@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+import CXKBCommon
+import PatternLockScreen
+
+/// The on-screen keyboard's edge to xkbcommon: what each key it draws types in a
+/// keymap, read as the hardware keyboard types it (an xkb_state with Shift,
+/// AltGr and Caps Lock set), so that a password typed on the hardware can be
+/// tapped on the screen.
+public enum XKBKeymap {
+    /// What the keys of `OnScreenKeyboard` type in `group` of `keymap`.
+    public static func read(_ keymap: OpaquePointer, group: Int) -> KeyboardKeymap {
+        let groups = Int(xkb_keymap_num_layouts(keymap))
+        let names = (0..<groups).map { i -> String in
+            guard let n = xkb_keymap_layout_get_name(keymap, xkb_layout_index_t(i)) else { return "\(i + 1)" }
+            return String(cString: n)
+        }
+        let active = groups > 0 ? min(max(0, group), groups - 1) : 0
+        guard let state = xkb_state_new(keymap) else {
+            return KeyboardKeymap(texts: [:], hasAltGr: false, groupNames: names, group: active)
+        }
+        defer { xkb_state_unref(state) }
+        let shift = modifierMask(keymap, XKB_MOD_NAME_SHIFT)
+        let caps = modifierMask(keymap, XKB_MOD_NAME_CAPS)
+        let altGr = modifierMask(keymap, levelThreeModifier)
+        var texts: [UInt32: [KeyText]] = [:]
+        for code in KeyboardKeymap.Code.all { texts[code] = [] }
+        for level in KeyLevel.combinations {
+            var depressed: UInt32 = 0
+            if level.contains(.shift) { depressed |= shift }
+            if level.contains(.altGr) { depressed |= altGr }
+            let locked: UInt32 = level.contains(.caps) ? caps : 0
+            xkb_state_update_mask(state, depressed, 0, locked, 0, 0, xkb_layout_index_t(active))
+            for code in KeyboardKeymap.Code.all {
+                texts[code, default: []].append(text(state, code))
+            }
+        }
+        let hasAltGr =
+            altGr != 0
+            && KeyboardKeymap.Code.all.contains { code in
+                guard let t = texts[code] else { return false }
+                let third = t[KeyLevel.altGr.rawValue]
+                return third.count > 0 && third != t[0] && third != t[KeyLevel.shift.rawValue]
+            }
+        return KeyboardKeymap(texts: texts, hasAltGr: hasAltGr, groupNames: names, group: active)
+    }
+
+    /// The real modifier xkeyboard-config's ISO_Level3_Shift (AltGr) sets.
+    public static let levelThreeModifier = "Mod5"
+
+    /// The mask of the modifier named `name` in `keymap`, 0 when it has none.
+    public static func modifierMask(_ keymap: OpaquePointer, _ name: String) -> UInt32 {
+        let i = xkb_keymap_mod_get_index(keymap, name)
+        return i == XKB_MOD_INVALID || i >= 32 ? 0 : 1 << i
+    }
+
+    /// The UTF-8 one key types in `state`, as the hardware keyboard's edge reads
+    /// it; empty for nothing, a dead key or a control character.
+    static func text(_ state: OpaquePointer, _ code: UInt32) -> KeyText {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf -> KeyText in
+            guard let base = buf.baseAddress else { return [] }
+            buf.initialize(repeating: 0)
+            let n = Int(xkb_state_key_get_utf8(state, code, base, buf.count))
+            guard n > 0 && n <= KeyText.capacity else { return [] }
+            let text = KeyText(buf[..<n].lazy.map { UInt8(bitPattern: $0) })
+            guard let first = text.first, first >= 0x20, first != 0x7F else { return [] }
+            return text
+        }
+    }
+
+    /// A keymap compiled from the system's defaults (XKB_DEFAULT_LAYOUT and the
+    /// rest, else us): what the on-screen keyboard shows on a seat with no
+    /// hardware keyboard, whose compositor sends no keymap.
+    public static func systemDefault(_ context: OpaquePointer) -> OpaquePointer? {
+        xkb_keymap_new_from_names(context, nil, XKB_KEYMAP_COMPILE_NO_FLAGS)
+    }
+}
