@@ -543,12 +543,10 @@ static void bind_output(struct wl_client *client, void *data, uint32_t version,
 	}
 	wl_resource_set_implementation(r, &output_impl, NULL, unlink_resource);
 	wl_list_insert(&server.outputs, wl_resource_get_link(r));
-	/* 96 dots an inch at scale 1. */
-	int32_t mm_w = server.mode_width * 254 / (960 * server.scale);
-	int32_t mm_h = server.mode_height * 254 / (960 * server.scale);
-	wl_output_send_geometry(r, 0, 0, mm_w, mm_h, WL_OUTPUT_SUBPIXEL_UNKNOWN,
-				"patternlock", "test output",
-				WL_OUTPUT_TRANSFORM_NORMAL);
+	wl_output_send_geometry(r, 0, 0, server.physical_width,
+				server.physical_height,
+				WL_OUTPUT_SUBPIXEL_UNKNOWN, "patternlock",
+				"test output", WL_OUTPUT_TRANSFORM_NORMAL);
 	wl_output_send_mode(r,
 			    WL_OUTPUT_MODE_CURRENT | WL_OUTPUT_MODE_PREFERRED,
 			    server.mode_width, server.mode_height, 60000);
@@ -811,9 +809,12 @@ static int stop(int signal, void *data)
 
 static const char usage[] =
 	"Usage: pl-test-compositor [--socket NAME] [--mode WIDTHxHEIGHT] "
-	"[--scale N] [--layout NAMES [--variant NAMES]]\n"
+	"[--scale N] [--physical WIDTHxHEIGHT] [--layout NAMES [--variant "
+	"NAMES]]\n"
 	"A Wayland server for patternlock-screen's tests: one output of the "
-	"mode's pixels at the scale (800x600 at 1 unless given), a keyboard "
+	"mode's pixels at the scale (800x600 at 1 unless given), as many "
+	"millimetres as --physical says (96 dots an inch at scale 1 unless "
+	"given; 0x0 is an output of unknown size), a keyboard "
 	"whose keymap xkbcommon compiles from the xkb layouts and variants, "
 	"comma-separated (us unless given: --layout de, --layout fr, "
 	"--layout us,de), driven by lines on stdin (see "
@@ -834,6 +835,8 @@ int main(int argc, char **argv)
 	server.mode_height = 600;
 	server.scale = 1;
 	server.layout = "us";
+	server.physical_width = server.physical_height = -1;
+	bool physical_ok = true;
 	for (int i = 1; i < argc; i++) {
 		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(argv[i], "--socket") == 0 && value) {
@@ -844,6 +847,13 @@ int main(int argc, char **argv)
 				server.mode_width = 0;
 		} else if (strcmp(argv[i], "--scale") == 0 && value) {
 			server.scale = atoi(value);
+		} else if (strcmp(argv[i], "--physical") == 0 && value) {
+			char extra;
+			physical_ok =
+				sscanf(value, "%dx%d%c", &server.physical_width,
+				       &server.physical_height, &extra) == 2 &&
+				server.physical_width >= 0 &&
+				server.physical_height >= 0;
 		} else if (strcmp(argv[i], "--layout") == 0 && value) {
 			server.layout = value;
 		} else if (strcmp(argv[i], "--variant") == 0 && value) {
@@ -862,6 +872,20 @@ int main(int argc, char **argv)
 				"scale of 1 or more, e.g. --mode 1600x1200 "
 				"--scale 2.\n");
 		return 2;
+	}
+	if (!physical_ok) {
+		fprintf(stderr, "pl-test-compositor: --physical must be "
+				"WIDTHxHEIGHT in millimetres, whole numbers of "
+				"0 or more, e.g. --physical 344x194 (0x0 says "
+				"the size is unknown).\n");
+		return 2;
+	}
+	if (server.physical_width < 0) {
+		/* 96 dots an inch at scale 1, 192 at 2. */
+		server.physical_width =
+			server.mode_width * 254 / (960 * server.scale);
+		server.physical_height =
+			server.mode_height * 254 / (960 * server.scale);
 	}
 	wl_list_init(&server.surfaces);
 	wl_list_init(&server.pointers);
@@ -923,9 +947,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (control_start() < 0)
 		return 1;
-	printf("ready socket=%s mode=%dx%d scale=%d layout=%s variant=%s\n",
+	printf("ready socket=%s mode=%dx%d scale=%d physical=%dx%d layout=%s "
+	       "variant=%s\n",
 	       socket, server.mode_width, server.mode_height, server.scale,
-	       server.layout, server.variant ? server.variant : "");
+	       server.physical_width, server.physical_height, server.layout,
+	       server.variant ? server.variant : "");
 	fflush(stdout);
 	wl_display_run(server.display);
 	wl_display_destroy_clients(server.display);

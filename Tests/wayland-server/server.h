@@ -50,7 +50,8 @@ struct lock {
 struct server {
 	struct wl_display *display;
 	struct wl_event_loop *loop;
-	int32_t mode_width, mode_height, scale; /* the output, in pixels */
+	int32_t mode_width, mode_height, scale;	 /* the output, in pixels */
+	int32_t physical_width, physical_height; /* in millimetres */
 	const char *layout, *variant; /* the keymap's xkb rule names */
 	struct wl_list surfaces;
 	struct wl_list pointers, keyboards, touches, outputs;
