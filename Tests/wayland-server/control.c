@@ -236,7 +236,8 @@ static void pointer(char *args)
 }
 
 /* The key that gives the keysym in the keymap's first layout, and the
- * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5). */
+ * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5,
+ * Mod5, AltGr, for 'at' under de). */
 static bool find_key(xkb_keysym_t sym, xkb_keycode_t *code,
 		     xkb_mod_mask_t *mods)
 {
