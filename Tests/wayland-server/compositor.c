@@ -543,12 +543,10 @@ static void bind_output(struct wl_client *client, void *data, uint32_t version,
 	}
 	wl_resource_set_implementation(r, &output_impl, NULL, unlink_resource);
 	wl_list_insert(&server.outputs, wl_resource_get_link(r));
-	/* 96 dots an inch at scale 1. */
-	int32_t mm_w = server.mode_width * 254 / (960 * server.scale);
-	int32_t mm_h = server.mode_height * 254 / (960 * server.scale);
-	wl_output_send_geometry(r, 0, 0, mm_w, mm_h, WL_OUTPUT_SUBPIXEL_UNKNOWN,
-				"patternlock", "test output",
-				WL_OUTPUT_TRANSFORM_NORMAL);
+	wl_output_send_geometry(r, 0, 0, server.physical_width,
+				server.physical_height,
+				WL_OUTPUT_SUBPIXEL_UNKNOWN, "patternlock",
+				"test output", WL_OUTPUT_TRANSFORM_NORMAL);
 	wl_output_send_mode(r,
 			    WL_OUTPUT_MODE_CURRENT | WL_OUTPUT_MODE_PREFERRED,
 			    server.mode_width, server.mode_height, 60000);
@@ -760,15 +758,25 @@ static void bind_manager(struct wl_client *client, void *data, uint32_t version,
 
 /* ---- start-up --------------------------------------------------------- */
 
+/* The keymap xkbcommon compiles from the rule names, or NULL. Only the
+ * names given count: no XKB_DEFAULT_* from the environment slips in. */
+static struct xkb_keymap *compile_keymap(const char *layout,
+					 const char *variant)
+{
+	struct xkb_context *ctx =
+		xkb_context_new(XKB_CONTEXT_NO_ENVIRONMENT_NAMES);
+	struct xkb_rule_names names = {.layout = layout, .variant = variant};
+	if (!ctx)
+		return NULL;
+	struct xkb_keymap *keymap = xkb_keymap_new_from_names(
+		ctx, &names, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	xkb_context_unref(ctx);
+	return keymap;
+}
+
 static int make_keymap(void)
 {
-	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
-	struct xkb_rule_names names = {.layout = "us"};
-	if (!ctx)
-		return -1;
-	server.keymap = xkb_keymap_new_from_names(ctx, &names,
-						  XKB_KEYMAP_COMPILE_NO_FLAGS);
-	xkb_context_unref(ctx);
+	server.keymap = compile_keymap(server.layout, server.variant);
 	if (!server.keymap)
 		return -1;
 	char *text = xkb_keymap_get_as_string(server.keymap,
@@ -801,10 +809,24 @@ static int stop(int signal, void *data)
 
 static const char usage[] =
 	"Usage: pl-test-compositor [--socket NAME] [--mode WIDTHxHEIGHT] "
-	"[--scale N]\n"
+	"[--scale N] [--physical WIDTHxHEIGHT] [--layout NAMES [--variant "
+	"NAMES]]\n"
 	"A Wayland server for patternlock-screen's tests: one output of the "
-	"mode's pixels at the scale (800x600 at 1 unless given), driven by "
-	"lines on stdin (see Tests/wayland-server/README.md).\n";
+	"mode's pixels at the scale (800x600 at 1 unless given), as many "
+	"millimetres as --physical says (96 dots an inch at scale 1 unless "
+	"given; 0x0 is an output of unknown size), a keyboard "
+	"whose keymap xkbcommon compiles from the xkb layouts and variants, "
+	"comma-separated (us unless given: --layout de, --layout fr, "
+	"--layout us,de), driven by lines on stdin (see "
+	"Tests/wayland-server/README.md).\n";
+
+/* The first of comma-separated names, as a string of its own. */
+const char *first_name(const char *names, char *out, size_t size)
+{
+	size_t n = strcspn(names, ",");
+	snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), names);
+	return out;
+}
 
 int main(int argc, char **argv)
 {
@@ -812,6 +834,9 @@ int main(int argc, char **argv)
 	server.mode_width = 800;
 	server.mode_height = 600;
 	server.scale = 1;
+	server.layout = "us";
+	server.physical_width = server.physical_height = -1;
+	bool physical_ok = true;
 	for (int i = 1; i < argc; i++) {
 		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(argv[i], "--socket") == 0 && value) {
@@ -822,6 +847,17 @@ int main(int argc, char **argv)
 				server.mode_width = 0;
 		} else if (strcmp(argv[i], "--scale") == 0 && value) {
 			server.scale = atoi(value);
+		} else if (strcmp(argv[i], "--physical") == 0 && value) {
+			char extra;
+			physical_ok =
+				sscanf(value, "%dx%d%c", &server.physical_width,
+				       &server.physical_height, &extra) == 2 &&
+				server.physical_width >= 0 &&
+				server.physical_height >= 0;
+		} else if (strcmp(argv[i], "--layout") == 0 && value) {
+			server.layout = value;
+		} else if (strcmp(argv[i], "--variant") == 0 && value) {
+			server.variant = value;
 		} else {
 			fputs(usage, stderr);
 			return 2;
@@ -837,6 +873,20 @@ int main(int argc, char **argv)
 				"--scale 2.\n");
 		return 2;
 	}
+	if (!physical_ok) {
+		fprintf(stderr, "pl-test-compositor: --physical must be "
+				"WIDTHxHEIGHT in millimetres, whole numbers of "
+				"0 or more, e.g. --physical 344x194 (0x0 says "
+				"the size is unknown).\n");
+		return 2;
+	}
+	if (server.physical_width < 0) {
+		/* 96 dots an inch at scale 1, 192 at 2. */
+		server.physical_width =
+			server.mode_width * 254 / (960 * server.scale);
+		server.physical_height =
+			server.mode_height * 254 / (960 * server.scale);
+	}
 	wl_list_init(&server.surfaces);
 	wl_list_init(&server.pointers);
 	wl_list_init(&server.keyboards);
@@ -844,10 +894,27 @@ int main(int argc, char **argv)
 	wl_list_init(&server.outputs);
 	server.display = wl_display_create();
 	server.loop = wl_display_get_event_loop(server.display);
-	if (make_keymap() < 0) {
-		fprintf(stderr, "pl-test-compositor: xkbcommon could not "
-				"compile the us keymap: install xkb-data.\n");
-		return 1;
+	if (!*server.layout || make_keymap() < 0) {
+		struct xkb_keymap *us = compile_keymap("us", NULL);
+		if (!us) {
+			fprintf(stderr, "pl-test-compositor: xkbcommon could "
+					"not compile even the us keymap: "
+					"install xkb-data.\n");
+			return 1;
+		}
+		xkb_keymap_unref(us);
+		fprintf(stderr,
+			"pl-test-compositor: xkbcommon cannot compile a "
+			"keymap from --layout '%s'%s%s%s: give layouts (and "
+			"variants) that xkb-data names in "
+			"/usr/share/X11/xkb/rules/evdev.lst, comma-separated, "
+			"at most one variant a layout, e.g. --layout de, "
+			"--layout fr or --layout us,de --variant "
+			",nodeadkeys.\n",
+			server.layout, server.variant ? " --variant '" : "",
+			server.variant ? server.variant : "",
+			server.variant ? "'" : "");
+		return 2;
 	}
 	if (wl_display_init_shm(server.display) < 0 ||
 	    !wl_global_create(server.display, &wl_compositor_interface, 4, NULL,
@@ -880,8 +947,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (control_start() < 0)
 		return 1;
-	printf("ready socket=%s mode=%dx%d scale=%d\n", socket,
-	       server.mode_width, server.mode_height, server.scale);
+	printf("ready socket=%s mode=%dx%d scale=%d physical=%dx%d layout=%s "
+	       "variant=%s\n",
+	       socket, server.mode_width, server.mode_height, server.scale,
+	       server.physical_width, server.physical_height, server.layout,
+	       server.variant ? server.variant : "");
 	fflush(stdout);
 	wl_display_run(server.display);
 	wl_display_destroy_clients(server.display);

@@ -236,7 +236,8 @@ static void pointer(char *args)
 }
 
 /* The key that gives the keysym in the keymap's first layout, and the
- * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5). */
+ * fewest modifiers that reach it (Shift for 'A', NumLock or Shift for KP_5,
+ * Mod5, AltGr, for 'at' under de). */
 static bool find_key(xkb_keysym_t sym, xkb_keycode_t *code,
 		     xkb_mod_mask_t *mods)
 {
@@ -328,8 +329,14 @@ static void keys(char *args, bool text)
 	xkb_mod_mask_t mods[256];
 	for (size_t i = 0; i < n; i++) {
 		if (!find_key(syms[i], &codes[i], &mods[i])) {
-			reply("error The us keymap has no key for keysym 0x%x.",
-			      syms[i]);
+			char layout[64], name[64];
+			if (xkb_keysym_get_name(syms[i], name, sizeof(name)) <
+			    0)
+				snprintf(name, sizeof(name), "0x%x", syms[i]);
+			reply("error The keymap's first layout (%s) has no key "
+			      "for keysym %s.",
+			      first_name(server.layout, layout, sizeof(layout)),
+			      name);
 			return;
 		}
 	}

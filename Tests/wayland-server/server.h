@@ -10,6 +10,7 @@
 #define PL_TEST_COMPOSITOR_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cairo.h>
@@ -49,7 +50,9 @@ struct lock {
 struct server {
 	struct wl_display *display;
 	struct wl_event_loop *loop;
-	int32_t mode_width, mode_height, scale; /* the output, in pixels */
+	int32_t mode_width, mode_height, scale;	 /* the output, in pixels */
+	int32_t physical_width, physical_height; /* in millimetres */
+	const char *layout, *variant; /* the keymap's xkb rule names */
 	struct wl_list surfaces;
 	struct wl_list pointers, keyboards, touches, outputs;
 	struct lock *active_lock;
@@ -70,6 +73,7 @@ extern struct server server;
 struct surface *shown_lock_surface(void);
 void focus_keyboards(struct surface *surface);
 uint32_t now_ms(void);
+const char *first_name(const char *names, char *out, size_t size);
 
 /* control.c */
 int control_start(void);

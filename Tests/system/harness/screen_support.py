@@ -58,12 +58,30 @@ def build_pam_module(name, directory):
 
 # ---- the test server --------------------------------------------------------
 
+def compositor_args(mode="800x600", scale=1, layout=None, variant=None, physical=None):
+    """pl-test-compositor's options but --socket: the output's `mode` in
+    pixels at `scale`; the keymap's xkb `layout` and `variant` names
+    ("de", "fr", "us,de"; us when None); the output's `physical` size in
+    millimetres, "WxH" or (W, H) (96 dots an inch at scale 1 when None)."""
+    args = ["--mode", mode, "--scale", str(scale)]
+    if layout is not None:
+        args += ["--layout", layout]
+    if variant is not None:
+        args += ["--variant", variant]
+    if physical is not None:
+        args += ["--physical", physical if isinstance(physical, str) else "%dx%d" % tuple(physical)]
+    return args
+
+
 class Compositor:
     """A running pl-test-compositor with one output of `mode` pixels at
-    `scale`, its socket in a runtime directory owned by `owner` (the user the
-    locker runs as). `cmd(line)` sends one control line and returns its reply."""
+    `scale` (and `physical` millimetres), a keyboard with the xkb `layout`
+    and `variant`'s keymap (compositor_args), its socket in a runtime
+    directory owned by `owner` (the user the locker runs as). `ready` holds
+    the fields of its ready line; `cmd(line)` sends one control line and
+    returns its reply."""
 
-    def __init__(self, owner, mode="800x600", scale=1, log=None):
+    def __init__(self, owner, mode="800x600", scale=1, log=None, layout=None, variant=None, physical=None):
         pw = pwd.getpwnam(owner)
         self.runtime = pathlib.Path(tempfile.mkdtemp(prefix="pl-wl-", dir="/tmp"))
         os.chown(self.runtime, pw.pw_uid, pw.pw_gid)
@@ -71,12 +89,20 @@ class Compositor:
         self.socket = "wayland-pltest"
         self.stderr = open(log, "wb") if log else subprocess.DEVNULL
         self.proc = subprocess.Popen(
-            [str(COMPOSITOR), "--socket", self.socket, "--mode", mode, "--scale", str(scale)],
+            [str(COMPOSITOR), "--socket", self.socket]
+            + compositor_args(mode, scale, layout, variant, physical),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
             env=dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime)))
         self._buffer = b""
-        ready = self._line(10)
+        try:
+            ready = self._line(10)
+        except (EOFError, TimeoutError) as e:
+            # What it said (a layout xkbcommon cannot compile), not just its status.
+            self.close()
+            said = pathlib.Path(log).read_text(errors="replace") if log else ""
+            raise AssertionError(f"pl-test-compositor did not start: {e}\n{said}") from None
         assert ready.startswith("ready "), f"pl-test-compositor did not start: {ready!r}"
+        self.ready = dict(f.split("=", 1) for f in ready.split()[1:] if "=" in f)
         os.chown(self.runtime / self.socket, pw.pw_uid, pw.pw_gid)
 
     def _line(self, timeout):
