@@ -173,7 +173,7 @@ public struct LockScreen: Sendable {
     /// Whether the grid screen offers its "Use password" button: the way to the
     /// password by touch before any failure.
     public var offersPassword: Bool {
-        (phase == .waiting || phase == .pattern) && !fieldOpen && !successHeld && !gesture.active
+        (phase == .waiting || phase == .pattern) && !fieldOpen && !successHeld
     }
     /// Whether the field shows without the keyboard (a hardware key hid it): a
     /// button on the screen brings it back.
@@ -485,7 +485,7 @@ public struct LockScreen: Sendable {
     /// nothing is counted until the password is entered (the pattern prompt is
     /// then answered empty, the password waits for the next prompt).
     public mutating func usePassword() -> [Effect] {
-        guard offersPassword else { return [] }
+        guard offersPassword, !gesture.active else { return [] }
         if flashing { flashEnded() }
         gesture.clear()
         clearTypedKeys()

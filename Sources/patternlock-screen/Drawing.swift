@@ -26,6 +26,35 @@ extension App {
         for o in outputs where o.dirty { draw(o) }
     }
 
+    /// For `--debug` (and the tests, which tap keys by what they show): each key
+    /// of the on-screen keyboard with its label and centre, once per change.
+    /// Labels are the keymap's, never what was typed.
+    func describeKeyboard(_ o: Output, _ layout: ScreenLayout) {
+        guard state.showsKeyboard else {
+            var line = ""
+            if state.offersPassword || state.offersKeyboard {
+                let b = layout.buttonRect
+                let label = state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel
+                line = "button \"\(label)\"@\(Int(b.x + b.width / 2)),\(Int(b.y + b.height / 2))"
+            }
+            if line != o.keyboardDescribed && !line.isEmpty { debug(line) }
+            o.keyboardDescribed = line
+            return
+        }
+        let kb = state.keyboard
+        var line = "keyboard output=\(o.name.isEmpty ? "-" : o.name) group=\(kb.keymap.group) keys="
+        for k in layout.keys(kb) {
+            var label = ""
+            for ch in kb.label(k.slot).unicodeScalars {
+                label += ch == "\"" || ch == "\\" ? "\\\(ch)" : String(ch)
+            }
+            line += "\"\(label)\"@\(Int(k.rect.x + k.rect.width / 2)),\(Int(k.rect.y + k.rect.height / 2)) "
+        }
+        guard line != o.keyboardDescribed else { return }
+        o.keyboardDescribed = line
+        debug(line)
+    }
+
     func draw(_ o: Output) {
         guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
         let area =
@@ -55,6 +84,7 @@ extension App {
         cairo_scale(cr, Double(o.scale), Double(o.scale))
         cairo_translate(cr, -area.x, -area.y)
         renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
+        if options.debug { describeKeyboard(o, layout) }
         cairo_destroy(cr)
         cairo_surface_flush(b.cairo)
         b.stale = Rect(x: 0, y: 0, width: 0, height: 0)

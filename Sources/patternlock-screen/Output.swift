@@ -60,6 +60,8 @@ final class Output {
     var scale: Int32 = 1
     /// The physical width in millimetres, 0 when unknown (or turned a quarter).
     var physicalWidth = 0
+    /// The on-screen keyboard as `--debug` last described it on this screen.
+    var keyboardDescribed = ""
     var surface: OpaquePointer?
     var lockSurface: OpaquePointer?
     /// With a compositor that shows the background itself: the lock surface holds a

@@ -25,12 +25,14 @@ struct ScreenLayout {
             physicalWidth > 0 ? min(max(7 * self.width / Double(physicalWidth), 20), self.width / 6) : 30
         let side = min(min(self.width, self.height) * 0.5, 480)
         let x = (self.width - side) / 2
-        let y = (self.height - side) / 2 - self.height * 0.05
+        // A little above the middle: the button and the messages go under it.
+        let y = max(Self.nameSize + 36, (self.height - side) / 2 - self.height * 0.1)
         grid = GridGeometry(origin: Point(x: x, y: y), side: side)
     }
 
     var nameBaseline: Double { grid.origin.y - 24 }
-    var messagesTop: Double { grid.origin.y + grid.side + 24 }
+    /// Under the grid, its button, then the messages.
+    var messagesTop: Double { buttonRect.y + buttonRect.height + 16 }
     var dotRadius: Double { max(4, grid.spacing * 0.08) }
     var litRadius: Double { dotRadius * 1.7 }
     var lineWidth: Double { max(3, grid.spacing * 0.05) }
@@ -64,11 +66,11 @@ struct ScreenLayout {
     }
 
     /// The screen's one button ("Use password" on the grid, "Show keyboard" by
-    /// the field): at the bottom, centred.
+    /// the field): under the grid, centred.
     var buttonRect: Rect {
-        let w = min(260, width - 32)
-        let h = max(44, minimumKey)
-        return Rect(x: ((width - w) / 2).rounded(), y: (height - h - 16).rounded(), width: w, height: h)
+        let w = min(240, width - 32)
+        let h = max(40, minimumKey)
+        return Rect(x: ((width - w) / 2).rounded(), y: (grid.origin.y + grid.side + 12).rounded(), width: w, height: h)
     }
 
     var fieldRect: Rect {
