@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The lock screen by touch alone, at every step that needs the password: its
+on-screen keyboard and its "Use password" button, on the project's test
+compositor (Tests/wayland-server: no compositor here can inject touch). Not one
+keyboard event is sent in these tests: every key is a tap on the key the locker
+draws, found by its label in the locker's --debug description of its keyboard
+(the keymap's labels, never what was typed) and checked on a screenshot by
+OCR. The locker runs as a throwaway user with the real module, the real daemon
+and the real pam_unix (the password set with chpasswd)."""
+import re
+import time
+
+import pytest
+
+from harness.pam_support import failures, set_password
+from harness.screen_support import Compositor, Locker, ocr
+from harness.screen_touch import SHOTS, WRONG_DRAG, unlocked, verify_results
+
+KEY = re.compile(r'"((?:[^"\\]|\\.)*)"@(-?\d+),(-?\d+)')
+
+
+class TouchTyper:
+    """Taps keys of the locker's on-screen keyboard by what they show."""
+
+    def __init__(self, compositor, locker):
+        self.compositor = compositor
+        self.locker = locker
+
+    @staticmethod
+    def parse(line):
+        return {m.group(1).replace('\\"', '"').replace("\\\\", "\\"): (int(m.group(2)), int(m.group(3)))
+                for m in KEY.finditer(line)}
+
+    def after(self, mark, kind="keyboard"):
+        """The last description of `kind` (keyboard or button) the locker said
+        after line `mark`, waiting for one: label -> centre."""
+        self.locker.debug(rf"^{kind} ", start=mark)
+        return self.parse(self.locker.said(rf"^{kind} ", start=mark)[-1])
+
+    def current(self):
+        """The keyboard as the locker last described it."""
+        return self.after(0)
+
+    def tap_at(self, x, y):
+        self.compositor.ok(f"touch down 0 {x} {y}")
+        self.compositor.ok("touch up 0")
+
+    def tap(self, label):
+        """Taps the key showing `label`; the line count before the tap."""
+        keys = self.current()
+        assert label in keys, f"no key shows {label!r}: {sorted(keys)}"
+        mark = len(self.locker.lines)
+        self.tap_at(*keys[label])
+        return mark
+
+    def press(self, label):
+        """Taps a key that changes the keyboard (Shift, AltGr, a page) and
+        waits for the keyboard it shows then."""
+        return self.after(self.tap(label))
+
+    def button(self, label):
+        buttons = self.after(0, kind="button")
+        assert label in buttons, f"no button {label!r}: {buttons}"
+        mark = len(self.locker.lines)
+        self.tap_at(*buttons[label])
+        return mark
+
+    # The modifier taps that may show a character, as a person looks for it.
+    ROUTES = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
+
+    def type(self, text):
+        """Types `text` by taps alone: for each character, the page and the
+        modifiers under which a key shows it, then that key."""
+        for ch in text:
+            self.type_one(ch)
+
+    def type_one(self, ch):
+        for other_page in (False, True):
+            if other_page:
+                self.press("?123")
+            for route in self.ROUTES:
+                if any(m not in self.current() for m in route):
+                    continue
+                for m in route:
+                    self.press(m)
+                if ch in self.current():
+                    mark = self.tap(ch)
+                    if route:
+                        self.after(mark)  # Shift and AltGr let go after one key
+                    if other_page:
+                        self.press("ABC")
+                    return
+                # Let go of what this route held (Shift: once, then Caps, then off).
+                for m in reversed(route):
+                    self.press(m)
+                    if m == "Shift":
+                        self.press("Caps")
+            if other_page:
+                self.press("ABC")
+        raise AssertionError(f"no key of the on-screen keyboard types {ch!r}")
+
+
+def five_wrong(s):
+    for n in range(5):
+        mark = len(s.locker.lines)
+        s.drag(WRONG_DRAG)
+        s.locker.debug(r"^attempt result=failure$", start=mark)
+        if n < 4:
+            s.locker.debug(r"^prompt kind=pattern$", start=mark)
+
+
+PASSWORD = "Tap-2-Open"
+
+
+def test_after_five_wrong_patterns_the_password_tapped_on_the_screen_unlocks(screens, live, enrolled):
+    set_password(enrolled, PASSWORD)
+    s = screens("kb-five-wrong")
+    five_wrong(s)
+    s.locker.debug(r"^prompt kind=password$")
+    typer = TouchTyper(s.compositor, s.locker)
+    typer.current()
+    shot = s.settled_shot(0, "locked-keyboard")
+    text = ocr(shot.path)
+    assert "locked" in text.lower() and "Enter" in text, text
+    typer.type(PASSWORD)
+    typer.tap("Enter")
+    unlocked(s, s.locker)
+    # Five wrong patterns, and the password never went to the daemon.
+    assert [r for _, r in verify_results(live, enrolled, 5)] == [
+        "FAIL,remaining=4", "FAIL,remaining=3", "FAIL,remaining=2", "FAIL,remaining=1", "FAIL,remaining=0"]
+
+
+def test_use_password_then_the_password_tapped_unlocks_and_counts_no_attempt(screens, live, enrolled):
+    set_password(enrolled, PASSWORD)
+    s = screens("kb-use-password")
+    typer = TouchTyper(s.compositor, s.locker)
+    assert "Use password" in ocr(s.idle.path)
+    typer.button("Use password")
+    s.locker.debug(r"^use password$")
+    typer.current()
+    typer.type(PASSWORD)
+    typer.tap("Enter")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 0, timeout=1) == []
+    assert failures(live, enrolled) == 0
+
+
+def test_use_password_then_escape_on_the_screen_brings_the_grid_back_and_the_pattern_unlocks(
+        screens, live, enrolled):
+    s = screens("kb-escape")
+    typer = TouchTyper(s.compositor, s.locker)
+    typer.button("Use password")
+    typer.current()
+    typer.type("ab")
+    mark = typer.tap("Esc")
+    typer.after(mark, kind="button")
+    from harness.screen_touch import RIGHT_DRAG
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
+
+
+def test_a_pattern_locked_before_the_screen_locked_takes_the_password_tapped(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    set_password(enrolled, PASSWORD)
+    for _ in range(5):
+        live.request(f"VERIFY user={enrolled} pattern=9874")
+    assert live.request(f"STATUS user={enrolled}").split()[0] == "LOCKED" or failures(live, enrolled) >= 5
+    from harness.screen_support import write_pam_d
+    import shutil
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    from harness.screen_support import LOCKER
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    compositor = Compositor(enrolled, log=tmp_path / "locked-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^prompt kind=password$")
+        typer = TouchTyper(compositor, locker)
+        typer.current()
+        typer.type(PASSWORD)
+        typer.tap("Enter")
+        assert locker.wait(30) == 0, "\n".join(locker.lines)
+        assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()
+
+
+@pytest.mark.parametrize("layout,password", [("de", "Zä@Tür-7"), ("fr", "mé?Chat-2")])
+def test_under_the_compositors_keymap_a_password_tapped_unlocks(screens, live, enrolled, layout, password):
+    # German: ä on its own key, @ at AltGr+Q, Z where us has Y. French (AZERTY):
+    # é and the digits on one key (the digit with Shift), ? at Shift+comma.
+    set_password(enrolled, password)
+    s = screens(f"kb-{layout}", layout=layout)
+    typer = TouchTyper(s.compositor, s.locker)
+    typer.button("Use password")
+    keys = typer.current()
+    if layout == "de":
+        assert {"z", "ä", "AltGr"} <= set(keys), sorted(keys)
+    else:
+        assert {"a", "z", "ù"} <= set(keys) and "q" in keys, sorted(keys)
+    shot = s.settled_shot(0, f"keyboard-{layout}")
+    assert shot is not None
+    typer.type(password)
+    typer.tap("Enter")
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 0, timeout=1) == []
+
+
+def test_a_hardware_key_hides_the_on_screen_keyboard_and_a_tap_brings_it_back(screens, live, enrolled):
+    set_password(enrolled, PASSWORD)
+    s = screens("kb-hide")
+    typer = TouchTyper(s.compositor, s.locker)
+    typer.button("Use password")
+    typer.current()
+    mark = len(s.locker.lines)
+    s.compositor.ok("type T")
+    # The field stays open, under the grid, and the button offers the keyboard back.
+    buttons = typer.after(mark, kind="button")
+    assert "Show keyboard" in buttons, buttons
+    typer.after(typer.button("Show keyboard"))
+    typer.type(PASSWORD[1:])
+    typer.tap("Enter")
+    unlocked(s, s.locker)
