@@ -43,7 +43,12 @@ extension App {
                 return
             }
             if layout.buttonRect.contains(p) && (state.offersPassword || state.offersKeyboard) {
-                let effects = state.offersPassword ? state.usePassword() : { state.showKeyboard(); return [] }()
+                var effects: [Effect] = []
+                if state.offersPassword {
+                    effects = state.usePassword()
+                } else {
+                    state.showKeyboard()
+                }
                 invalidateAll()
                 run(effects)
                 return
