@@ -142,9 +142,7 @@ public struct LockScreen: Sendable {
     public private(set) var patternAsked = false
     /// What the screen offers under an empty password field after a pattern prompt.
     public static let backHint = "Tap or press Escape to draw the pattern again."
-    public var showsBackHint: Bool {
-        phase == .password && !flashing && patternAsked && field.isEmpty && !keyboardWanted
-    }
+    public var showsBackHint: Bool { phase == .password && !flashing && patternAsked && field.isEmpty }
 
     private var pendingPattern: Pattern?
     private var passwordPending = false

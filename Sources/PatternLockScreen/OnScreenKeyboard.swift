@@ -113,13 +113,14 @@ public struct OnScreenKeyboard: Sendable {
 
     public init(keymap: KeyboardKeymap = .empty) { self.keymap = keymap }
 
-    /// The modifiers the next key is typed with.
+    /// The modifiers the next key is typed with. AltGr under Caps types the third
+    /// level as it is (Caps Lock is for letters).
     public var level: KeyLevel {
         var l: KeyLevel = []
         switch shift {
         case .off: break
         case .once: l.insert(.shift)
-        case .caps: l.insert(.caps)
+        case .caps: if !altGr { l.insert(.caps) }
         }
         if altGr { l.insert(.altGr) }
         return l
@@ -273,25 +274,33 @@ public struct OnScreenKeyboard: Sendable {
 
     static func rowUnits(_ row: [KeySlot]) -> Double { row.reduce(0) { $0 + units($1) } }
 
-    /// The rows, each split into as few nearly equal rows as keeps its keys at
+    /// The rows, each split into as few nearly even rows as keeps its keys at
     /// least `minimumKey` wide.
     func fitted(width: Double, minimumKey: Double) -> [[KeySlot]] {
-        let room = max(1, (width / max(minimumKey, 1)).rounded(.down))
-        var out: [[KeySlot]] = []
-        for row in rows() {
-            let units = Self.rowUnits(row)
-            guard units > room, row.count > 1 else {
-                out.append(row)
-                continue
+        let room = max(3, (width / max(minimumKey, 1)).rounded(.down))
+        return rows().flatMap { Self.split($0, room: room) }
+    }
+
+    /// `row` in as few rows of at most `room` key widths as it takes, nearly even.
+    static func split(_ row: [KeySlot], room: Double) -> [[KeySlot]] {
+        let total = rowUnits(row)
+        var parts = max(1, Int((total / room).rounded(.up)))
+        while parts < row.count {
+            let target = min(room, total / Double(parts) + 0.75)
+            var out: [[KeySlot]] = [[]]
+            var used = 0.0
+            for slot in row {
+                let w = units(slot)
+                if used + w > target, let last = out.last, !last.isEmpty {
+                    out.append([])
+                    used = 0
+                }
+                out[out.count - 1].append(slot)
+                used += w
             }
-            let parts = min(row.count, Int((units / room).rounded(.up)))
-            let per = Int((Double(row.count) / Double(parts)).rounded(.up))
-            var i = 0
-            while i < row.count {
-                out.append(Array(row[i..<min(row.count, i + per)]))
-                i += per
-            }
+            if out.count <= parts && out.allSatisfy({ rowUnits($0) <= room }) { return out }
+            parts += 1
         }
-        return out
+        return row.map { [$0] }
     }
 }

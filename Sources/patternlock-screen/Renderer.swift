@@ -175,6 +175,15 @@ struct Renderer {
         let fy = min(y + 16, top - fieldHeight - 12)
         let f = layout.fieldRect
         drawFieldBox(cr, Rect(x: f.x, y: fy, width: f.width, height: fieldHeight), state: state)
+        if state.showsBackHint {
+            // Under the field, where the keyboard leaves room for one line.
+            let hintY = fy + fieldHeight + ScreenLayout.fontSize * 1.3
+            if hintY < top - 6 {
+                cairo_set_font_size(cr, ScreenLayout.fontSize * 0.8)
+                cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
+                centred(cr, LockScreen.backHint, y: hintY, width: layout.width)
+            }
+        }
         drawKeys(cr, layout: layout, state: state)
     }
 

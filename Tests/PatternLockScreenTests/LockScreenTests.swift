@@ -495,4 +495,86 @@ struct LockScreenTests {
         _ = g.key(.text([0x61]))
         #expect(g.showsField && !g.showsFieldInClear)
     }
+
+    /// A keymap for the on-screen keyboard where each drawn key types one letter.
+    static let letters: KeyboardKeymap = {
+        var texts: [UInt32: [KeyText]] = [:]
+        for (i, code) in KeyboardKeymap.Code.topRow.enumerated() {
+            texts[code] = KeyLevel.combinations.map { $0.contains(.shift) ? [UInt8(0x41 + i)] : [UInt8(0x61 + i)] }
+        }
+        return KeyboardKeymap(texts: texts, hasAltGr: false)
+    }()
+
+    func tapKeys(_ s: inout LockScreen, _ codes: [UInt32]) -> [Effect] {
+        codes.flatMap { s.keyboardTap(.character($0)) }
+    }
+
+    @Test("'Use password' opens the field with the on-screen keyboard and answers nothing until Enter; then the pattern prompt is skipped")
+    func usePasswordCountsNothing() {
+        var s = screen()
+        s.keyboard.keymap = Self.letters
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.offersPassword && !s.showsKeyboard)
+        #expect(s.usePassword() == [.log("use password")])
+        #expect(s.showsField && s.showsKeyboard && !s.showsGrid && !s.offersPassword)
+        #expect(s.phase == .pattern)  // the module's prompt is not answered yet
+        let code = KeyboardKeymap.Code.topRow
+        #expect(tapKeys(&s, [code[0], code[1]]).isEmpty)
+        #expect(s.keyboardTap(.enter) == [.answerEmpty])
+        #expect(answers(s.pamPrompt("Password: ", echo: false)) == [.answerField])
+        #expect(s.field.withBytes { Array($0) } == Array("ab".utf8))
+    }
+
+    @Test("Escape on the on-screen keyboard closes the field opened from the grid; the grid and its button come back")
+    func keyboardEscapeBackToGrid() {
+        var s = screen()
+        s.keyboard.keymap = Self.letters
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = s.usePassword()
+        _ = tapKeys(&s, [KeyboardKeymap.Code.topRow[0]])
+        #expect(s.keyboardTap(.escape).isEmpty)
+        #expect(s.showsGrid && !s.showsField && s.offersPassword && s.field.isEmpty)
+        #expect(s.phase == .pattern)
+    }
+
+    @Test("a hardware key hides the on-screen keyboard (the field stays, under the grid); a press or 'Show keyboard' brings it back")
+    func hardwareKeyHidesKeyboard() {
+        var s = screen()
+        s.keyboard.keymap = Self.letters
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        _ = s.usePassword()
+        _ = s.key(.text(KeyText("x".utf8)))
+        #expect(s.showsField && !s.showsKeyboard && s.showsGrid && s.offersKeyboard)
+        // Taps on keys of a hidden keyboard do nothing.
+        #expect(tapKeys(&s, [KeyboardKeymap.Code.topRow[0]]).isEmpty)
+        #expect(s.field.withBytes { Array($0) } == Array("x".utf8))
+        s.showKeyboard()
+        #expect(s.showsKeyboard && !s.showsGrid)
+        _ = tapKeys(&s, [KeyboardKeymap.Code.topRow[1]])
+        #expect(s.field.withBytes { Array($0) } == Array("xb".utf8))
+    }
+
+    @Test("after five wrong patterns pam_unix's prompt shows the field with the on-screen keyboard; the tapped password answers it")
+    func lockedPatternTappedPassword() {
+        var s = screen()
+        s.keyboard.keymap = Self.letters
+        _ = s.pamError(Self.locked)
+        _ = s.pamPrompt("Password: ", echo: false)
+        #expect(s.showsKeyboard && !s.showsGrid && !s.showsBackHint)
+        _ = s.keyboardTap(.shift)
+        _ = tapKeys(&s, KeyboardKeymap.Code.topRow.prefix(3).map { $0 })
+        #expect(s.keyboardTap(.enter) == [.answerField])
+        #expect(s.phase == .checking && !s.showsKeyboard)
+        #expect(s.pamResult(success: true) == [.log("attempt result=success"), .unlock])
+    }
+
+    @Test("the keyboard's own keys never reach the grid: a tap on a key while the grid shows does nothing")
+    func keyboardHiddenWithGrid() {
+        var s = screen()
+        s.keyboard.keymap = Self.letters
+        _ = s.pamPrompt(Self.patternPrompt, echo: false)
+        #expect(s.keyboardTap(.character(KeyboardKeymap.Code.topRow[0])).isEmpty)
+        #expect(s.keyboardTap(.enter).isEmpty)
+        #expect(s.phase == .pattern && !s.showsField)
+    }
 }
