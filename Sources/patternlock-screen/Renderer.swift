@@ -148,14 +148,8 @@ struct Renderer {
     /// the bottom.
     private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
         let top = layout.keyboardTop(state.keyboard)
-        var y = layout.contentRect.y + ScreenLayout.nameSize + 8
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
-        cairo_set_font_size(cr, ScreenLayout.nameSize)
-        set(cr, Self.text)
-        centred(cr, user, y: y, width: layout.width)
         cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
-        y += 16
         var texts = state.messages
         if let notice = state.notice { texts.append(notice) }
         let fieldHeight = layout.fieldRect.height
@@ -163,6 +157,18 @@ struct Renderer {
         for text in texts { lines += wrap(text, width: layout.textWidth) { measure(cr, $0) } }
         let promptLines = state.promptText.map { wrap($0, width: layout.textWidth) { measure(cr, $0) } } ?? []
         let step = ScreenLayout.fontSize * 1.4
+        // The block (name, messages, prompt, field) centred above the keyboard,
+        // never above the content's top.
+        let block = ScreenLayout.nameSize + 16 + Double(lines.count + promptLines.count) * step + 12 + 16 + fieldHeight
+        let contentTop = layout.contentRect.y
+        var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + ScreenLayout.nameSize + 8
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
+        cairo_set_font_size(cr, ScreenLayout.nameSize)
+        set(cr, Self.text)
+        centred(cr, user, y: y, width: layout.width)
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        y += 16
         for line in lines {
             y += step
             centred(cr, line, y: y, width: layout.width)

@@ -226,3 +226,32 @@ def test_a_hardware_key_hides_the_on_screen_keyboard_and_a_tap_brings_it_back(sc
     typer.type(PASSWORD[1:])
     typer.tap("Enter")
     unlocked(s, s.locker)
+
+
+@pytest.mark.parametrize("mode,scale,physical", [
+    ("720x1440", 2, (68, 136)),     # a portrait phone
+    ("1280x800", 1, (216, 135)),    # a 10-inch tablet
+    ("1920x1080", 1, (527, 296)),   # a 24-inch screen
+])
+def test_the_keyboard_fits_the_screen_with_keys_of_at_least_7_mm_and_unlocks(
+        screens, live, enrolled, mode, scale, physical):
+    set_password(enrolled, PASSWORD)
+    s = screens(f"kb-fit-{mode}", mode=mode, scale=scale, physical=physical)
+    typer = TouchTyper(s.compositor, s.locker)
+    typer.button("Use password")
+    keys = typer.current()
+    width, height = (int(v) // scale for v in mode.split("x"))
+    seven_mm = 7 * width / physical[0]
+    centres = sorted(keys.values(), key=lambda c: (c[1], c[0]))
+    for x, y in centres:
+        assert 0 < x < width and 0 < y < height, (x, y, width, height)
+    rows = sorted({y for _, y in centres})
+    assert all(b - a >= seven_mm - 1 for a, b in zip(rows, rows[1:])), (rows, seven_mm)
+    for row in rows:
+        xs = sorted(x for x, y in centres if y == row)
+        assert all(b - a >= seven_mm - 1 for a, b in zip(xs, xs[1:])), (row, xs, seven_mm)
+    shot = s.settled_shot(0, "keyboard")
+    assert "Shift" in ocr(shot.path)
+    typer.type(PASSWORD)
+    typer.tap("Enter")
+    unlocked(s, s.locker)
