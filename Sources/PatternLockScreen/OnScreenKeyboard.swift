@@ -146,6 +146,27 @@ public struct OnScreenKeyboard: Sendable {
         }
     }
 
+    /// The levels `levelLabels` lists, in order.
+    public static let describedLevels: [KeyLevel] = [[], .shift, .altGr, [.shift, .altGr], .caps]
+
+    /// What a key types at each of `describedLevels` (a character key), or its
+    /// one label (the others): the keyboard's whole map, which does not change
+    /// as keys are tapped.
+    public func levelLabels(_ slot: KeySlot) -> [String] {
+        guard case .character(let code) = slot else { return [label(slot)] }
+        return Self.describedLevels.map { level in
+            keymap.text(code, level).withBytes { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// This keyboard showing `page`, nothing held.
+    public func showing(_ page: Page) -> OnScreenKeyboard {
+        var copy = self
+        copy.reset()
+        copy.page = page
+        return copy
+    }
+
     /// Whether a modifier key shows as held.
     public func isHeld(_ slot: KeySlot) -> Bool {
         switch slot {

@@ -26,33 +26,40 @@ extension App {
         for o in outputs where o.dirty { draw(o) }
     }
 
-    /// For `--debug` (and the tests, which tap keys by what they show): each key
-    /// of the on-screen keyboard with its label and centre, once per change.
-    /// Labels are the keymap's, never what was typed.
+    /// For `--debug` (and the tests, which tap keys by what they type): the
+    /// screen's button, or each page of the on-screen keyboard with each key's
+    /// centre and what it types at each level (`OnScreenKeyboard.describedLevels`).
+    /// Said when the keyboard shows or its keymap or size changes, never as keys
+    /// are tapped: nothing of what is typed, not even a Shift, reaches the log.
     func describeKeyboard(_ o: Output, _ layout: ScreenLayout) {
-        guard state.showsKeyboard else {
-            var line = ""
-            if state.offersPassword || state.offersKeyboard {
-                let b = layout.buttonRect
-                let label = state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel
-                line = "button \"\(label)\"@\(Int(b.x + b.width / 2)),\(Int(b.y + b.height / 2))"
+        var lines: [String] = []
+        if state.showsKeyboard {
+            for page in [OnScreenKeyboard.Page.letters, .symbols] {
+                let kb = state.keyboard.showing(page)
+                var line = "keyboard output=\(o.name.isEmpty ? "-" : o.name) group=\(kb.keymap.group) page=\(page) keys="
+                for k in layout.keys(kb) {
+                    let labels = kb.levelLabels(k.slot).map(quoted).joined(separator: ",")
+                    line += "[\(labels)]@\(Int(k.rect.x + k.rect.width / 2)),\(Int(k.rect.y + k.rect.height / 2)) "
+                }
+                lines.append(line)
             }
-            if line != o.keyboardDescribed && !line.isEmpty { debug(line) }
-            o.keyboardDescribed = line
-            return
+        } else if state.offersPassword || state.offersKeyboard {
+            let b = layout.buttonRect
+            let label = state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel
+            lines.append("button \(quoted(label))@\(Int(b.x + b.width / 2)),\(Int(b.y + b.height / 2))")
         }
-        let kb = state.keyboard
-        var line = "keyboard output=\(o.name.isEmpty ? "-" : o.name) group=\(kb.keymap.group) keys="
-        for k in layout.keys(kb) {
-            var label = ""
-            for ch in kb.label(k.slot).unicodeScalars {
-                label += ch == "\"" || ch == "\\" ? "\\\(ch)" : String(ch)
-            }
-            line += "\"\(label)\"@\(Int(k.rect.x + k.rect.width / 2)),\(Int(k.rect.y + k.rect.height / 2)) "
+        let said = lines.joined(separator: "\n")
+        guard said != o.keyboardDescribed else { return }
+        o.keyboardDescribed = said
+        lines.forEach(debug)
+    }
+
+    private func quoted(_ s: String) -> String {
+        var out = "\""
+        for ch in s.unicodeScalars {
+            out += ch == "\"" || ch == "\\" ? "\\\(ch)" : String(ch)
         }
-        guard line != o.keyboardDescribed else { return }
-        o.keyboardDescribed = line
-        debug(line)
+        return out + "\""
     }
 
     func draw(_ o: Output) {

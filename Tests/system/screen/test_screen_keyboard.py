@@ -16,88 +16,95 @@ from harness.pam_support import failures, set_password
 from harness.screen_support import Compositor, Locker, ocr
 from harness.screen_touch import SHOTS, WRONG_DRAG, unlocked, verify_results
 
-KEY = re.compile(r'"((?:[^"\\]|\\.)*)"@(-?\d+),(-?\d+)')
+KEY = re.compile(r'\[((?:"(?:[^"\\]|\\.)*",?)+)\]@(-?\d+),(-?\d+)')
+LABEL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# The levels the locker lists for each key (OnScreenKeyboard.describedLevels),
+# and the modifier keys a person taps for each.
+LEVELS = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
+
+
+def unquote(label):
+    return re.sub(r"\\(.)", r"\1", label)
 
 
 class TouchTyper:
-    """Taps keys of the locker's on-screen keyboard by what they show."""
+    """Taps keys of the locker's on-screen keyboard by what they type. The
+    locker describes the keyboard (each page, each key's centre and what it
+    types at each level) when it shows, never as keys are tapped: the typer
+    keeps the page and the modifiers itself, by the keyboard's rules (Shift and
+    AltGr hold for one key)."""
 
     def __init__(self, compositor, locker):
         self.compositor = compositor
         self.locker = locker
+        self.page = "letters"
 
-    @staticmethod
-    def parse(line):
-        return {m.group(1).replace('\\"', '"').replace("\\\\", "\\"): (int(m.group(2)), int(m.group(3)))
-                for m in KEY.finditer(line)}
+    def pages(self, start=0):
+        """page -> [(labels, centre)], from the last description said from line
+        `start` on (waiting for one)."""
+        self.locker.debug(r"^keyboard .* page=symbols ", start=start)
+        out = {}
+        for line in self.locker.said(r"^keyboard ", start=start)[-2:]:
+            page = re.search(r" page=(\w+) ", line).group(1)
+            out[page] = [([unquote(x) for x in LABEL.findall(m.group(1))], (int(m.group(2)), int(m.group(3))))
+                         for m in KEY.finditer(line)]
+        return out
 
-    def after(self, mark, kind="keyboard"):
-        """The last description of `kind` (keyboard or button) the locker said
-        after line `mark`, waiting for one: label -> centre."""
-        self.locker.debug(rf"^{kind} ", start=mark)
-        return self.parse(self.locker.said(rf"^{kind} ", start=mark)[-1])
-
-    def current(self):
-        """The keyboard as the locker last described it."""
-        return self.after(0)
+    def shown(self, start=0):
+        """Waits until the keyboard shows (described after line `start`)."""
+        self.page = "letters"
+        return self.pages(start)
 
     def tap_at(self, x, y):
         self.compositor.ok(f"touch down 0 {x} {y}")
         self.compositor.ok("touch up 0")
 
-    def tap(self, label):
-        """Taps the key showing `label`; the line count before the tap."""
-        keys = self.current()
-        assert label in keys, f"no key shows {label!r}: {sorted(keys)}"
-        mark = len(self.locker.lines)
-        self.tap_at(*keys[label])
-        return mark
+    def control(self, name, page=None):
+        for labels, centre in self.pages()[page or self.page]:
+            if labels == [name]:
+                return centre
+        return None
 
-    def press(self, label):
-        """Taps a key that changes the keyboard (Shift, AltGr, a page) and
-        waits for the keyboard it shows then."""
-        return self.after(self.tap(label))
+    def tap(self, name):
+        centre = self.control(name)
+        assert centre, f"no key {name!r} on the {self.page} page: {self.pages()[self.page]}"
+        self.tap_at(*centre)
+
+    def switch(self, page):
+        if self.page != page:
+            self.tap("?123" if self.page == "letters" else "ABC")
+            self.page = page
 
     def button(self, label):
-        buttons = self.after(0, kind="button")
-        assert label in buttons, f"no button {label!r}: {buttons}"
+        self.locker.debug(r"^button ")
+        line = self.locker.said(r"^button ")[-1]
+        name, x, y = re.search(r'button "(.*)"@(-?\d+),(-?\d+)', line).groups()
+        assert name == label, f"the button says {name!r}, not {label!r}"
         mark = len(self.locker.lines)
-        self.tap_at(*buttons[label])
+        self.tap_at(int(x), int(y))
         return mark
-
-    # The modifier taps that may show a character, as a person looks for it.
-    ROUTES = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
 
     def type(self, text):
         """Types `text` by taps alone: for each character, the page and the
-        modifiers under which a key shows it, then that key."""
+        modifiers under which a key types it, then that key; back to letters."""
         for ch in text:
             self.type_one(ch)
+        self.switch("letters")
 
     def type_one(self, ch):
-        for other_page in (False, True):
-            if other_page:
-                self.press("?123")
-            for route in self.ROUTES:
-                if any(m not in self.current() for m in route):
+        pages = self.pages()
+        for page in ("letters", "symbols"):
+            for level, route in enumerate(LEVELS):
+                if any(self.control(m, page) is None for m in route):
                     continue
-                for m in route:
-                    self.press(m)
-                if ch in self.current():
-                    mark = self.tap(ch)
-                    if route:
-                        self.after(mark)  # Shift and AltGr let go after one key
-                    if other_page:
-                        self.press("ABC")
-                    return
-                # Let go of what this route held (Shift: once, then Caps, then off).
-                for m in reversed(route):
-                    self.press(m)
-                    if m == "Shift":
-                        self.press("Caps")
-            if other_page:
-                self.press("ABC")
-        raise AssertionError(f"no key of the on-screen keyboard types {ch!r}")
+                for labels, centre in pages[page]:
+                    if len(labels) > 1 and labels[level] == ch:
+                        self.switch(page)
+                        for m in route:
+                            self.tap(m)
+                        self.tap_at(*centre)
+                        return
+        raise AssertionError(f"no key of the on-screen keyboard types {ch!r}: {pages}")
 
 
 def five_wrong(s):
@@ -118,7 +125,7 @@ def test_after_five_wrong_patterns_the_password_tapped_on_the_screen_unlocks(scr
     five_wrong(s)
     s.locker.debug(r"^prompt kind=password$")
     typer = TouchTyper(s.compositor, s.locker)
-    typer.current()
+    typer.shown()
     shot = s.settled_shot(0, "locked-keyboard")
     text = ocr(shot.path)
     assert "locked" in text.lower() and "Enter" in text, text
@@ -135,12 +142,15 @@ def test_use_password_then_the_password_tapped_unlocks_and_counts_no_attempt(scr
     s = screens("kb-use-password")
     typer = TouchTyper(s.compositor, s.locker)
     assert "Use password" in ocr(s.idle.path)
-    typer.button("Use password")
+    typer.shown(typer.button("Use password"))
     s.locker.debug(r"^use password$")
-    typer.current()
     typer.type(PASSWORD)
     typer.tap("Enter")
     unlocked(s, s.locker)
+    # The keyboard was described once (its two pages), never as keys were
+    # tapped: not even the Shift taps of the password reach the debug log.
+    assert len(s.locker.said(r"^keyboard ")) == 2, s.locker.said(r"^keyboard ")
+    assert not any(PASSWORD in line for line in s.locker.lines)
     assert verify_results(live, enrolled, 0, timeout=1) == []
     assert failures(live, enrolled) == 0
 
@@ -149,11 +159,11 @@ def test_use_password_then_escape_on_the_screen_brings_the_grid_back_and_the_pat
         screens, live, enrolled):
     s = screens("kb-escape")
     typer = TouchTyper(s.compositor, s.locker)
-    typer.button("Use password")
-    typer.current()
+    typer.shown(typer.button("Use password"))
     typer.type("ab")
-    mark = typer.tap("Esc")
-    typer.after(mark, kind="button")
+    mark = len(s.locker.lines)
+    typer.tap("Esc")
+    s.locker.debug(r'^button "Use password"', start=mark)
     from harness.screen_touch import RIGHT_DRAG
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
@@ -180,7 +190,7 @@ def test_a_pattern_locked_before_the_screen_locked_takes_the_password_tapped(
         assert locker.wait_ready(), "\n".join(locker.lines)
         locker.debug(r"^prompt kind=password$")
         typer = TouchTyper(compositor, locker)
-        typer.current()
+        typer.shown()
         typer.type(PASSWORD)
         typer.tap("Enter")
         assert locker.wait(30) == 0, "\n".join(locker.lines)
@@ -197,12 +207,12 @@ def test_under_the_compositors_keymap_a_password_tapped_unlocks(screens, live, e
     set_password(enrolled, password)
     s = screens(f"kb-{layout}", layout=layout)
     typer = TouchTyper(s.compositor, s.locker)
-    typer.button("Use password")
-    keys = typer.current()
+    letters = typer.shown(typer.button("Use password"))["letters"]
+    keys = {labels[0] for labels, _ in letters}
     if layout == "de":
-        assert {"z", "ä", "AltGr"} <= set(keys), sorted(keys)
+        assert {"z", "ä", "AltGr"} <= keys, sorted(keys)
     else:
-        assert {"a", "z", "ù"} <= set(keys) and "q" in keys, sorted(keys)
+        assert {"a", "z", "ù", "q"} <= keys, sorted(keys)
     shot = s.settled_shot(0, f"keyboard-{layout}")
     assert shot is not None
     typer.type(password)
@@ -215,14 +225,12 @@ def test_a_hardware_key_hides_the_on_screen_keyboard_and_a_tap_brings_it_back(sc
     set_password(enrolled, PASSWORD)
     s = screens("kb-hide")
     typer = TouchTyper(s.compositor, s.locker)
-    typer.button("Use password")
-    typer.current()
+    typer.shown(typer.button("Use password"))
     mark = len(s.locker.lines)
     s.compositor.ok("type T")
     # The field stays open, under the grid, and the button offers the keyboard back.
-    buttons = typer.after(mark, kind="button")
-    assert "Show keyboard" in buttons, buttons
-    typer.after(typer.button("Show keyboard"))
+    s.locker.debug(r'^button "Show keyboard"', start=mark)
+    typer.shown(typer.button("Show keyboard"))
     typer.type(PASSWORD[1:])
     typer.tap("Enter")
     unlocked(s, s.locker)
@@ -238,11 +246,10 @@ def test_the_keyboard_fits_the_screen_with_keys_of_at_least_7_mm_and_unlocks(
     set_password(enrolled, PASSWORD)
     s = screens(f"kb-fit-{mode}", mode=mode, scale=scale, physical=physical)
     typer = TouchTyper(s.compositor, s.locker)
-    typer.button("Use password")
-    keys = typer.current()
+    letters = typer.shown(typer.button("Use password"))["letters"]
     width, height = (int(v) // scale for v in mode.split("x"))
     seven_mm = 7 * width / physical[0]
-    centres = sorted(keys.values(), key=lambda c: (c[1], c[0]))
+    centres = sorted((c for _, c in letters), key=lambda c: (c[1], c[0]))
     for x, y in centres:
         assert 0 < x < width and 0 < y < height, (x, y, width, height)
     rows = sorted({y for _, y in centres})
