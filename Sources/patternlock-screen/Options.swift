@@ -17,7 +17,9 @@ struct Options {
 
         Locks a Wayland session (ext-session-lock-v1) and shows a 3×3 grid of dots.
         Draw your pattern with a finger or the pointer to unlock, type its dots on
-        the keys 1-9 and press Enter, or type your password and press Enter.
+        the keys 1-9 and press Enter, or type your password and press Enter. By
+        touch alone, tap "Use password" under the grid: the screen draws its own
+        keyboard (your compositor's keymap) with the password field.
         Checking goes through PAM (the service "patternlock-screen", which includes
         common-auth): pam_patternlock asks for the pattern, pam_unix for the password.
 
@@ -35,8 +37,9 @@ struct Options {
               --version          show the version
 
         Wrong pattern: the dots turn red and the module says how many attempts are
-        left; then the password field shows. Tap anywhere (or press Escape) on an
-        empty password field to go back to the grid without using a password attempt.
+        left; after the fifth, the password field shows. Tap Esc on the screen's
+        keyboard (or press Escape) on an empty password field to go back to the
+        grid without using a password attempt.
 
         Exit status: 0 unlocked; 1 the compositor refused the lock (another locker
         is running) or an error; 2 the compositor has no ext-session-lock-v1.
