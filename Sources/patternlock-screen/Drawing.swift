@@ -90,7 +90,9 @@ extension App {
         guard let cr = cairo_create(b.cairo) else { return }
         cairo_scale(cr, Double(o.scale), Double(o.scale))
         cairo_translate(cr, -area.x, -area.y)
-        renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
+        // Only a full drawing says where the field is (a partial one may skip it).
+        let field = renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
+        if clip == area || field == nil { o.fieldBox = field }
         if options.debug { describeKeyboard(o, layout) }
         cairo_destroy(cr)
         cairo_surface_flush(b.cairo)

@@ -62,6 +62,8 @@ final class Output {
     var physicalWidth = 0
     /// The on-screen keyboard as `--debug` last described it on this screen.
     var keyboardDescribed = ""
+    /// Where the field's box was drawn beside the on-screen keyboard.
+    var fieldBox: Rect?
     var surface: OpaquePointer?
     var lockSurface: OpaquePointer?
     /// With a compositor that shows the background itself: the lock surface holds a

@@ -104,7 +104,10 @@ struct Renderer {
 
     /// Draws `clip` (logical pixels) of the screen into `cr`, which is scaled to
     /// logical pixels already. `lineEnd`: where the finger is, on this screen only.
-    func draw(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen, showFinger: Bool, clip: Rect) {
+    /// Returns where the field's box is drawn beside the on-screen keyboard (a
+    /// tap that only types changes that box alone), else nil.
+    @discardableResult
+    func draw(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen, showFinger: Bool, clip: Rect) -> Rect? {
         cairo_save(cr)
         cairo_rectangle(cr, clip.x, clip.y, clip.width, clip.height)
         cairo_clip(cr)
@@ -113,14 +116,14 @@ struct Renderer {
         let g = layout.grid
         let gridBox = Rect(x: g.origin.x, y: g.origin.y, width: g.side, height: g.side)
         if state.showsKeyboard {
-            drawKeyboardScreen(cr, layout: layout, state: state)
+            let field = drawKeyboardScreen(cr, layout: layout, state: state)
             cairo_restore(cr)
-            return
+            return field
         }
         if state.showsGrid && !state.showsField && gridBox.contains(clip) {
             drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
             cairo_restore(cr)
-            return
+            return nil
         }
         cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
         cairo_set_font_size(cr, ScreenLayout.nameSize)
@@ -141,12 +144,13 @@ struct Renderer {
                 state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel)
         }
         cairo_restore(cr)
+        return nil
     }
 
     /// The field with the on-screen keyboard: from the top of the content down,
     /// the user's name, the messages, the prompt and the field; the keyboard at
     /// the bottom.
-    private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
+    private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) -> Rect {
         let top = layout.keyboardTop(state.keyboard)
         cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
@@ -180,7 +184,8 @@ struct Renderer {
         }
         let fy = min(y + 16, top - fieldHeight - 12)
         let f = layout.fieldRect
-        drawFieldBox(cr, Rect(x: f.x, y: fy, width: f.width, height: fieldHeight), state: state)
+        let box = Rect(x: f.x, y: fy, width: f.width, height: fieldHeight)
+        drawFieldBox(cr, box, state: state)
         if state.showsBackHint {
             // Under the field, where the keyboard leaves room for one line.
             let hintY = fy + fieldHeight + ScreenLayout.fontSize * 1.3
@@ -191,6 +196,7 @@ struct Renderer {
             }
         }
         drawKeys(cr, layout: layout, state: state)
+        return box
     }
 
     private func drawKeys(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
