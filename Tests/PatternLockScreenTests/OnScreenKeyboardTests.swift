@@ -178,4 +178,23 @@ struct OnScreenKeyboardTests {
         // Every key of the page is there once.
         #expect(keys.count == kb.rows().joined().count)
     }
+
+    @Test("a keymap of two groups: the keyboard shows the first, its group key names the second, which reads the second's keys")
+    func twoGroups() throws {
+        let km = try #require(compiledKeymap("us,de"))
+        defer { xkb_keymap_unref(km) }
+        var kb = OnScreenKeyboard(keymap: XKBKeymap.read(km, group: 0))
+        #expect(kb.keymap.groupNames.count == 2)
+        #expect(kb.rows().last?.contains(.nextGroup) == true)
+        #expect(kb.label(.nextGroup) == kb.keymap.groupNames[1])
+        #expect(kb.label(.character(29)) == "y")  // AD06 on us
+        #expect(kb.tap(.nextGroup) == .nextGroup)
+        kb.keymap = XKBKeymap.read(km, group: 1)
+        #expect(kb.label(.character(29)) == "z" && kb.label(.character(48)) == "ä")
+        #expect(kb.label(.nextGroup) == kb.keymap.groupNames[0])
+        // One group: no group key.
+        let us = try #require(compiledKeymap("us"))
+        defer { xkb_keymap_unref(us) }
+        #expect(OnScreenKeyboard(keymap: XKBKeymap.read(us, group: 0)).rows().last?.contains(.nextGroup) == false)
+    }
 }

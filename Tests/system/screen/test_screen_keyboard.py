@@ -262,3 +262,21 @@ def test_the_keyboard_fits_the_screen_with_keys_of_at_least_7_mm_and_unlocks(
     typer.type(PASSWORD)
     typer.tap("Enter")
     unlocked(s, s.locker)
+
+
+def test_with_two_layouts_the_layout_key_switches_the_keyboard_and_a_password_tapped_in_the_second_unlocks(
+        screens, live, enrolled):
+    set_password(enrolled, "Zä@Tür-7")
+    s = screens("kb-two-groups", layout="us,de")
+    typer = TouchTyper(s.compositor, s.locker)
+    pages = typer.shown(typer.button("Use password"))
+    assert " group=0 " in s.locker.said(r"^keyboard ")[-1]
+    names = [labels[0] for labels, _ in pages["letters"] if len(labels) == 1]
+    group_key = next(n for n in names if "German" in n)
+    mark = len(s.locker.lines)
+    typer.tap(group_key)
+    s.locker.debug(r"^keyboard .* group=1 page=symbols ", start=mark)
+    typer.shown(mark)
+    typer.type("Zä@Tür-7")
+    typer.tap("Enter")
+    unlocked(s, s.locker)
