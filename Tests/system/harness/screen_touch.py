@@ -4,10 +4,11 @@ compositor and the locker on it, the grid found on its first screenshot),
 drags, and what the daemon and the compositor saw. Shared by the screen
 layer's tests; the fixtures that start them are in Tests/system/screen/conftest.py."""
 import re
+import shutil
 import time
 
 from harness.pam_support import RIGHT
-from harness.screen_support import ROOT, Compositor, Locker, find_grid
+from harness.screen_support import LOCKER, ROOT, Compositor, Locker, find_grid
 
 SHOTS = ROOT / "build" / "screen-touch"
 # A wrong pattern whose every move is to a neighbouring dot, so no move
@@ -122,3 +123,16 @@ def drag_on(compositor, grid, dots):
         for i in range(1, STEPS + 1):
             compositor.ok(f"touch motion 0 {ax + (bx - ax) * i / STEPS:.2f} {ay + (by - ay) * i / STEPS:.2f}")
     compositor.ok("touch up 0")
+
+
+def private_binaries(shared_tmp, pam_module, enrolled):
+    """The locker and the module copied where the test user can run them, and a
+    folder of its own for the marks a test's PAM stack leaves."""
+    binaries = shared_tmp / "bin"
+    binaries.mkdir(mode=0o755)
+    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
+    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    marks = shared_tmp / "marks"
+    marks.mkdir()
+    shutil.chown(marks, enrolled)
+    return binaries, binary, module, marks

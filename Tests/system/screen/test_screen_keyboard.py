@@ -8,13 +8,12 @@ draws, found by its label in the locker's --debug description of its keyboard
 OCR. The locker runs as a throwaway user with the real module, the real daemon
 and the real pam_unix (the password set with chpasswd)."""
 import re
-import time
 
 import pytest
 
 from harness.pam_support import failures, set_password
-from harness.screen_support import Compositor, Locker, ocr
-from harness.screen_touch import SHOTS, WRONG_DRAG, unlocked, verify_results
+from harness.screen_support import Compositor, Locker, ocr, write_pam_d
+from harness.screen_touch import RIGHT_DRAG, WRONG_DRAG, private_binaries, unlocked, verify_results
 
 KEY = re.compile(r'\[((?:"(?:[^"\\]|\\.)*",?)+)\]@(-?\d+),(-?\d+)')
 LABEL = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -164,7 +163,6 @@ def test_use_password_then_escape_on_the_screen_brings_the_grid_back_and_the_pat
     mark = len(s.locker.lines)
     typer.tap("Esc")
     s.locker.debug(r'^button "Use password"', start=mark)
-    from harness.screen_touch import RIGHT_DRAG
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
@@ -175,14 +173,8 @@ def test_a_pattern_locked_before_the_screen_locked_takes_the_password_tapped(
     set_password(enrolled, PASSWORD)
     for _ in range(5):
         live.request(f"VERIFY user={enrolled} pattern=9874")
-    assert live.request(f"STATUS user={enrolled}").split()[0] == "LOCKED" or failures(live, enrolled) >= 5
-    from harness.screen_support import write_pam_d
-    import shutil
-    binaries = shared_tmp / "bin"
-    binaries.mkdir(mode=0o755)
-    from harness.screen_support import LOCKER
-    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
-    module = shutil.copy2(pam_module, binaries / pam_module.name)
+    assert failures(live, enrolled) == 5
+    _, binary, module, _ = private_binaries(shared_tmp, pam_module, enrolled)
     pam_d = write_pam_d(shared_tmp, module, live)
     compositor = Compositor(enrolled, log=tmp_path / "locked-compositor.log")
     locker = Locker(enrolled, compositor, pam_d, binary)

@@ -25,8 +25,8 @@ import pytest
 from harness.pam_support import RIGHT, failures  # noqa: E402
 from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker,  # noqa: E402
                             build_pam_module, find_grid, ocr, processes_of, write_pam_d)
-from harness.screen_touch import (RIGHT_DRAG, SHOTS, STEPS, WRONG_DRAG, drag_on, unlocked,  # noqa: E402
-                                  verify_results)
+from harness.screen_touch import (RIGHT_DRAG, SHOTS, STEPS, WRONG_DRAG, drag_on, private_binaries,  # noqa: E402
+                                  unlocked, verify_results)
 
 
 
@@ -358,19 +358,6 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
     finally:
         locker.close()
         compositor.close()
-
-
-def private_binaries(shared_tmp, pam_module, enrolled):
-    """The locker and the module copied where the test user can run them, and a
-    folder of its own for the marks a test's PAM stack leaves."""
-    binaries = shared_tmp / "bin"
-    binaries.mkdir(mode=0o755)
-    binary = shutil.copy2(LOCKER, binaries / LOCKER.name)
-    module = shutil.copy2(pam_module, binaries / pam_module.name)
-    marks = shared_tmp / "marks"
-    marks.mkdir()
-    shutil.chown(marks, enrolled)
-    return binaries, binary, module, marks
 
 
 def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_then_does(
