@@ -27,6 +27,17 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
 - idle: wake-ups (voluntary + involuntary context switches of every thread,
   /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
   with nothing happening;
+- memory over ATTEMPTS attempts (patternlock-screen only): one locker, a wrong
+  pattern dragged ATTEMPTS times with the virtual pointer, each one a real
+  attempt (the PAM child answers it, the module sends VERIFY, the daemon
+  counts a failure, the screen flashes red and starts the next PAM child).
+  The daemon locks a user after 5 wrong patterns, so `patternlockd reset`
+  (root, outside the locker) clears the count after every 4; the count is
+  read first with `patternlockd status`, so every attempt is known to have
+  reached the daemon. Private memory of the locker, and of the PAM child
+  waiting for the next attempt (a new process each attempt), after attempt 1
+  and after attempt ATTEMPTS, and the growth between them (the issue's
+  target: none). One run, not a median;
 - drawing (patternlock-screen only: swaylock draws nothing for a pointer):
   from a wl_pointer.motion the locker received to its next wl_surface.commit,
   from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
@@ -45,7 +56,8 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
 A locker that cannot run there (gtklock failing to lock) gets a figure saying
 why, with what it printed, instead of a number. Figures are medians: exec to
 locked over ROUNDS runs, drawing and the request (p50) over their events;
-memory and wake-ups are one locker each. Nothing here passes or fails."""
+memory, wake-ups and the attempts are one locker each. Nothing here passes or
+fails."""
 import os
 import pathlib
 import re
@@ -83,6 +95,10 @@ LOCKERS = {
 MAY_FAIL = {"gtklock"}
 # The issue's targets, printed beside patternlock-screen's figures (not checked).
 TARGETS = "target: locker private under 4 MB, PAM child under 2 MB"
+ATTEMPTS = int(os.environ.get("BENCH_ATTEMPTS", "100"))
+WRONG_PATTERN = "12369"
+# Wrong patterns the daemon takes before it locks the user (LockoutPolicy's default, 5): reset after this many.
+BEFORE_RESET = 4
 DESKTOP = (0x00, 0xAA, 0x00)  # the colour screen_session.sh gives sway's desktop
 # Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
 MEMORY_PEERS = {"swaylock --indicator-idle-visible": ("swaylock -c 336699 --indicator-idle-visible", "-f")}
@@ -282,6 +298,46 @@ class Bench:
                                + printed(self.desk.out(n)))
         return wakeups, own, child, parts
 
+    def attempts(self):
+        """Memory of patternlock-screen (locker, and the PAM child waiting for
+        the next attempt) after wrong pattern 1 and after wrong pattern
+        ATTEMPTS: {attempt: ((rss, private), (rss, private))}, and the seconds
+        the attempts took."""
+        user = self.desk.user
+        self.sh(f"patternlockd reset {user} >/dev/null")  # whatever the earlier steps left counted
+        pointer = self.desk.pointer()
+        n = self.desk.start("exec patternlock-screen -c 336699")
+        pid = self.desk.pid(n)
+        grid = self.desk.poll(lambda: find_grid(self.desk.screen("HEADLESS-1")), "the grid on the screen")
+        child = self.desk.poll(lambda: self.children(pid), "the PAM child")[0]
+        points = [grid[int(d)] for d in WRONG_PATTERN]
+        measured, paused = {}, 0.0
+        started = time.monotonic()
+        for i in range(1, ATTEMPTS + 1):
+            pointer.drag(points)
+            # Attempt i is over when its child has been reaped and the next one
+            # started (after the daemon's answer and the result).
+            previous = child
+            child = self.desk.poll(
+                lambda: (c := self.children(pid)) and len(c) == 1 and c[0] != previous and c[0],
+                f"the PAM child after wrong pattern {i}: {self.desk.out(n)[-1000:]}", every=0.02)
+            if i % BEFORE_RESET == 0 or i == ATTEMPTS:
+                status = self.sh(f"patternlockd status {user}")
+                counted = re.search(r"(\d+) failures?", status)
+                expected = (i - 1) % BEFORE_RESET + 1
+                assert counted and int(counted.group(1)) == expected, (
+                    f"after wrong pattern {i} the daemon should count {expected} failures: {status}")
+                self.sh(f"patternlockd reset {user} >/dev/null")
+            if i in (1, ATTEMPTS):
+                pause = time.monotonic()
+                time.sleep(1)  # the red flash over, the new child waiting for its prompt's answer
+                measured[i] = (self.memory(pid), self.memory(child))
+                paused += time.monotonic() - pause
+        took = time.monotonic() - started - paused
+        self.desk.type_secret(PASSWORD)
+        assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
+        return measured, took
+
     def release_to_request(self):
         """One unlock with the right pattern, traced: seconds from the recvmsg
         that brought the button release to the locker's answer to the PAM child
@@ -418,11 +474,11 @@ def built_debs():
 
 
 def main():
-    # "drawing" or "request": that figure alone; "gtklock": gtklock's figures alone
+    # "drawing", "request" or "attempts": that figure alone; "gtklock": gtklock's figures alone
     only = os.environ.get("BENCH_SCREEN_ONLY", "")
-    if only not in ("", "drawing", "request", "gtklock"):
-        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, gtklock, or nothing for all "
-                 "of them.")
+    if only not in ("", "drawing", "request", "attempts", "gtklock"):
+        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, attempts, gtklock, or nothing "
+                 "for all of them.")
     if os.geteuid() != 0:
         sys.exit("make bench-screen needs root: it boots a Debian 13 container (systemd-nspawn) and traces the "
                  "locker with strace; run it as root.")
@@ -467,7 +523,19 @@ def main():
                 if locker in LOCKERS:
                     figure(f"{locker} idle wake-ups over {IDLE:.0f} s",
                            f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
-            if only == "gtklock":
+            if only in ("", "attempts"):
+                measured, took = bench.attempts()
+                (first_locker, first_child), (last_locker, last_child) = measured[1], measured[ATTEMPTS]
+                for who, first, last, target in (("locker", first_locker, last_locker, "under 4 MB"),
+                                                 ("PAM child", first_child, last_child, "under 2 MB")):
+                    figure(f"patternlock-screen {who} private memory over {ATTEMPTS} wrong patterns",
+                           f"after attempt 1 {first[1]} kB (resident {first[0]} kB), after attempt {ATTEMPTS} "
+                           f"{last[1]} kB (resident {last[0]} kB); growth over {ATTEMPTS} attempts: "
+                           f"{last[1] - first[1]:+d} kB (target: {target}, no growth)")
+                figure(f"patternlock-screen {ATTEMPTS} wrong patterns dragged",
+                       f"{took:.1f} s, {took / ATTEMPTS * 1000:.0f} ms an attempt (the drag, the daemon's "
+                       f"answer, the next PAM child; a reset after every {BEFORE_RESET})")
+            if only in ("attempts", "gtklock"):
                 return
             for language in ([] if only else FLOORS):
                 rss, parts = bench.floor(language)
