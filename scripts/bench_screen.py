@@ -35,9 +35,10 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
   (root, outside the locker) clears the count after every 4; the count is
   read first with `patternlockd status`, so every attempt is known to have
   reached the daemon. Private memory of the locker, and of the PAM child
-  waiting for the next attempt (a new process each attempt), after attempt 1
-  and after attempt ATTEMPTS, and the growth between them (the issue's
-  target: none). One run, not a median;
+  waiting for the next attempt (a new process each attempt), after attempt 1,
+  CHECKPOINT and ATTEMPTS, and the growth from 1 to ATTEMPTS (the issue's
+  target: none) and from CHECKPOINT on (what a leak per attempt would show,
+  without the first attempts' one-off allocations). One run, not a median;
 - drawing (patternlock-screen only: swaylock draws nothing for a pointer):
   from a wl_pointer.motion the locker received to its next wl_surface.commit,
   from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
@@ -99,6 +100,8 @@ ATTEMPTS = int(os.environ.get("BENCH_ATTEMPTS", "100"))
 WRONG_PATTERN = "12369"
 # Wrong patterns the daemon takes before it locks the user (LockoutPolicy's default, 5): reset after this many.
 BEFORE_RESET = 4
+# Memory is read after attempt 1, this one and the last: a leak grows from here on, a warm-up does not.
+CHECKPOINT = 10
 DESKTOP = (0x00, 0xAA, 0x00)  # the colour screen_session.sh gives sway's desktop
 # Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
 MEMORY_PEERS = {"swaylock --indicator-idle-visible": ("swaylock -c 336699 --indicator-idle-visible", "-f")}
@@ -310,9 +313,9 @@ class Bench:
 
     def attempts(self):
         """Memory of patternlock-screen (locker, and the PAM child waiting for
-        the next attempt) after wrong pattern 1 and after wrong pattern
-        ATTEMPTS: {attempt: ((rss, private), (rss, private))}, and the seconds
-        the attempts took."""
+        the next attempt) after wrong pattern 1, CHECKPOINT and ATTEMPTS:
+        {attempt: ((rss, private), (rss, private))}, and the seconds the
+        attempts took."""
         user = self.desk.user
         self.sh(f"patternlockd reset {user} >/dev/null")  # whatever the earlier steps left counted
         pointer = self.parked_pointer()
@@ -338,7 +341,7 @@ class Bench:
                 assert counted and int(counted.group(1)) == expected, (
                     f"after wrong pattern {i} the daemon should count {expected} failures: {status}")
                 self.sh(f"patternlockd reset {user} >/dev/null")
-            if i in (1, ATTEMPTS):
+            if i in (1, CHECKPOINT, ATTEMPTS):
                 pause = time.monotonic()
                 time.sleep(1)  # the red flash over, the new child waiting for its prompt's answer
                 measured[i] = (self.memory(pid), self.memory(child))
@@ -535,13 +538,14 @@ def main():
                            f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
             if only in ("", "attempts"):
                 measured, took = bench.attempts()
-                (first_locker, first_child), (last_locker, last_child) = measured[1], measured[ATTEMPTS]
-                for who, first, last, target in (("locker", first_locker, last_locker, "under 4 MB"),
-                                                 ("PAM child", first_child, last_child, "under 2 MB")):
+                for who, which, target in (("locker", 0, "under 4 MB"), ("PAM child", 1, "under 2 MB")):
+                    first, last = measured[1][which], measured[ATTEMPTS][which]
+                    since = (f", {last[1] - measured[CHECKPOINT][which][1]:+d} kB since attempt {CHECKPOINT}"
+                             if CHECKPOINT in measured and CHECKPOINT < ATTEMPTS else "")
                     figure(f"patternlock-screen {who} private memory over {ATTEMPTS} wrong patterns",
-                           f"after attempt 1 {first[1]} kB (resident {first[0]} kB), after attempt {ATTEMPTS} "
-                           f"{last[1]} kB (resident {last[0]} kB); growth over {ATTEMPTS} attempts: "
-                           f"{last[1] - first[1]:+d} kB (target: {target}, no growth)")
+                           "after attempt " + ", ".join(f"{i} {measured[i][which][1]} kB" for i in sorted(measured))
+                           + f" (resident {first[0]} kB, then {last[0]} kB); growth over {ATTEMPTS} attempts: "
+                           f"{last[1] - first[1]:+d} kB{since} (target: {target}, no growth)")
                 figure(f"patternlock-screen {ATTEMPTS} wrong patterns dragged",
                        f"{took:.1f} s, {took / ATTEMPTS * 1000:.0f} ms an attempt (the drag, the daemon's "
                        f"answer, the next PAM child; a reset after every {BEFORE_RESET})")
