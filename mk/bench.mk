@@ -7,11 +7,11 @@ bench: build/patternlockd build/patternlockd-fleet deb
 	$(PYTHON) scripts/bench.py
 	$(PYTHON) scripts/bench_screen.py
 
-# make bench-screen: patternlock-screen beside swaylock in headless sway 1.10, in
-# the booted Debian 13 container of the screen tests (Tests/system/harness/trixie.py):
-# exec to locked, memory, idle wake-ups, motion to commit, finger lifted to the
-# daemon's request (strace). Needs root, mmdebstrap, systemd-nspawn and strace,
-# and the packages, which make deb makes first.
+# make bench-screen: patternlock-screen beside swaylock and gtklock in headless sway
+# 1.10, in the booted Debian 13 container of the screen tests (Tests/system/harness/trixie.py):
+# exec to locked, memory, idle wake-ups, the locker's memory over 100 wrong patterns,
+# motion to commit, finger lifted to the daemon's request (strace). Needs root,
+# mmdebstrap, systemd-nspawn and strace, and the packages, which make deb makes first.
 .PHONY: bench-screen
 bench-screen: deb
 	$(PYTHON) scripts/bench_screen.py

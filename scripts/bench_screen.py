@@ -1,22 +1,44 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""make bench-screen: patternlock-screen beside swaylock, in the same headless
-sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
-(Tests/system/harness/trixie.py), inside a real local login session, in one run:
+"""make bench-screen: patternlock-screen beside swaylock and gtklock, in the
+same headless sway 1.10 at 1920x1080, in the booted Debian 13 container the
+screen tests use (Tests/system/harness/trixie.py), inside a real local login
+session, in one run. swaylock is the smallest locker (a solid colour, no
+text); gtklock (Debian 13's 4.0, GTK 3 through gtk-session-lock on
+ext-session-lock-v1) is the one a user picks who wants a UI drawn:
 
-- exec to locked: how long `LOCKER -f` takes to return (both daemonize once
-  the compositor said `locked`);
+- exec to locked: how long `LOCKER -f` (gtklock: `gtklock -d`) takes to
+  return. swaylock and patternlock-screen fork once the compositor said
+  `locked`; gtklock -d forks twice, and its first process exits 0 when the
+  last one signals (SIGUSR1) from gtk-session-lock's `locked`, 1 when no
+  signal came within 1 s;
 - memory: resident size and private memory (Private_Clean + Private_Dirty of
   /proc/PID/smaps_rollup) of the locker and of its PAM child, and where the
   resident pages are (shared libraries, the program's own file, buffers,
-  heap). Beside them: swaylock with its indicator shown while idle (as
-  patternlock-screen always shows its grid), and the floors of the two
-  languages: a C program and a Swift program (static runtime, as the locker
-  is built) that do nothing but wait, so the part of the figure any Swift
-  program pays is measured in the same run;
+  heap). swaylock and patternlock-screen start their PAM child before any
+  input and keep it waiting; gtklock forks one only when a password is
+  submitted, so it has none while idle. Beside them: swaylock with its
+  indicator shown while idle (as patternlock-screen always shows its grid),
+  and the floors of the two languages: a C program and a Swift program
+  (static runtime, as the locker is built) that do nothing but wait, so the
+  part of the figure any Swift program pays is measured in the same run. The
+  issue's targets are printed beside patternlock-screen's (locker private
+  memory under 4 MB, PAM child under 2 MB); nothing checks them;
 - idle: wake-ups (voluntary + involuntary context switches of every thread,
   /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
   with nothing happening;
+- memory over ATTEMPTS attempts (patternlock-screen only): one locker, a wrong
+  pattern dragged ATTEMPTS times with the virtual pointer, each one a real
+  attempt (the PAM child answers it, the module sends VERIFY, the daemon
+  counts a failure, the screen flashes red and starts the next PAM child).
+  The daemon locks a user after 5 wrong patterns, so `patternlockd reset`
+  (root, outside the locker) clears the count after every 4; the count is
+  read first with `patternlockd status`, so every attempt is known to have
+  reached the daemon. Private memory of the locker, and of the PAM child
+  waiting for the next attempt (a new process each attempt), after attempt 1,
+  CHECKPOINT and ATTEMPTS, and the growth from 1 to ATTEMPTS (the issue's
+  target: none) and from CHECKPOINT on (what a leak per attempt would show,
+  without the first attempts' one-off allocations). One run, not a median;
 - drawing (patternlock-screen only: swaylock draws nothing for a pointer):
   from a wl_pointer.motion the locker received to its next wl_surface.commit,
   from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
@@ -32,7 +54,11 @@ sway 1.10 at 1920x1080, in the booted Debian 13 container the screen tests use
   stops every traced call twice: the figures are upper bounds. `-s 1` prints
   one byte of each buffer, so no dot of the pattern reaches the trace.
 
-Figures are medians over ROUNDS runs. Nothing here passes or fails."""
+A locker that cannot run there (gtklock failing to lock) gets a figure saying
+why, with what it printed, instead of a number. Figures are medians: exec to
+locked over ROUNDS runs, drawing and the request (p50) over their events;
+memory, wake-ups and the attempts are one locker each. Nothing here passes or
+fails."""
 import os
 import pathlib
 import re
@@ -58,9 +84,27 @@ DAEMON_SOCKET = "/run/patternlock/socket"
 UNLOCKS = int(os.environ.get("BENCH_UNLOCKS", "8"))
 PASSWORD = "Bench-Scr33n-pass"
 PATTERN = "46183"
-LOCKERS = {"swaylock": "swaylock -c 336699", "patternlock-screen": "patternlock-screen -c 336699"}
+# Each locker's command, and the flag that makes it return once locked.
+LOCKERS = {
+    "swaylock": ("swaylock -c 336699", "-f"),
+    "patternlock-screen": ("patternlock-screen -c 336699", "-f"),
+    # as a user starts it: its own look (GTK's default theme, a clock), no
+    # config file; -f would be --follow-focus, -d daemonizes once locked
+    "gtklock": ("gtklock", "-d"),
+}
+# Lockers that may fail to lock here: a figure says why instead of a number.
+MAY_FAIL = {"gtklock"}
+# The issue's targets, printed beside patternlock-screen's figures (not checked).
+TARGETS = "target: locker private under 4 MB, PAM child under 2 MB"
+ATTEMPTS = int(os.environ.get("BENCH_ATTEMPTS", "100"))
+WRONG_PATTERN = "12369"
+# Wrong patterns the daemon takes before it locks the user (LockoutPolicy's default, 5): reset after this many.
+BEFORE_RESET = 4
+# Memory is read after attempt 1, this one and the last: a leak grows from here on, a warm-up does not.
+CHECKPOINT = 10
+DESKTOP = (0x00, 0xAA, 0x00)  # the colour screen_session.sh gives sway's desktop
 # Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
-MEMORY_PEERS = {"swaylock --indicator-idle-visible": "swaylock -c 336699 --indicator-idle-visible"}
+MEMORY_PEERS = {"swaylock --indicator-idle-visible": ("swaylock -c 336699 --indicator-idle-visible", "-f")}
 # A program that only waits, in each language: the floor of its resident size.
 FLOORS = {
     "C": ("floor.c", "#include <unistd.h>\nint main(void) { pause(); return 0; }\n"),
@@ -133,6 +177,10 @@ def host_pid(leader, pid):
     raise AssertionError(f"no process of the container has the pid {pid}")
 
 
+class LockerFailed(Exception):
+    """The locker did not lock (or did not unlock): why, with what it printed."""
+
+
 def kib(status, field):
     m = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
     return int(m.group(1)) if m else 0
@@ -188,6 +236,16 @@ class Bench:
         self.sh(f"kill {pid}")
         return rss, parts
 
+    def parked_pointer(self):
+        """The desk's virtual pointer, moved to a corner before a locker starts:
+        sway draws its arrow into the frame (patternlock-screen keeps the
+        compositor's cursor), and an arrow left on a dot by the last drag makes
+        it a blob find_grid does not take for a dot: the second unlock of
+        release_to_request found no grid."""
+        pointer = self.desk.pointer()
+        pointer.move(SIZE[0] - 20, SIZE[1] - 20)
+        return pointer
+
     def switches(self, pids):
         out = self.system.run(" ; ".join(f"cat /proc/{p}/task/*/status" for p in pids)).stdout
         return sum(int(n) for n in re.findall(r"^(?:non)?voluntary_ctxt_switches:\s+(\d+)", out, re.M))
@@ -199,20 +257,44 @@ class Bench:
             assert self.desk.ended(n) == 0, self.desk.out(n)
 
     def exec_to_locked(self, locker):
-        """Milliseconds from exec to `locker -f` returning (it forks once locked)."""
-        n = self.desk.start("t0=$(date +%s%N); " + LOCKERS[locker] + " -f; t1=$(date +%s%N); "
-                            "echo elapsed_ns=$((t1 - t0))")
-        assert self.desk.ended(n) == 0, self.desk.out(n)
-        ms = int(re.search(r"elapsed_ns=(\d+)", self.desk.out(n)).group(1)) / 1e6
+        """Milliseconds from exec to `locker -f` (gtklock: -d) returning (it forks once locked)."""
+        command, daemonize = LOCKERS[locker]
+        n = self.desk.start(f"t0=$(date +%s%N); {command} {daemonize}; rc=$?; t1=$(date +%s%N); "
+                            "echo elapsed_ns=$((t1 - t0)) rc=$rc; exit $rc")
+        rc = self.desk.ended(n)
         name = locker[:15]
+        if rc != 0:
+            self.sh(f"pkill -u {self.desk.user} -x {name}; true")
+            raise LockerFailed(f"`{command} {daemonize}` exited {rc} without saying it locked: "
+                               + printed(self.desk.out(n)))
+        ms = int(re.search(r"elapsed_ns=(\d+)", self.desk.out(n)).group(1)) / 1e6
         self.desk.wait(f"pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} running")
         self.unlock(None)
-        self.desk.wait(f"! pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} gone after the unlock")
+        try:
+            self.desk.wait(f"! pgrep -u {self.desk.user} -x {name} >/dev/null", f"{locker} gone after the unlock")
+        except AssertionError:
+            self.sh(f"pkill -u {self.desk.user} -x {name}; true")
+            raise LockerFailed(f"{locker} locked but the password typed with wtype did not unlock it")
         return ms
+
+    def desktop_showing(self):
+        """Whether sway's desktop shows (no lock surface yet): one corner, grabbed small."""
+        return self.desk.screen("HEADLESS-1", region=(0, 0, 8, 8)).pixel(4, 4) == DESKTOP
 
     def idle_and_memory(self, command):
         n = self.desk.start("exec " + command)
         time.sleep(1.5)  # locked, drawn, the PAM child waiting for an answer
+        if self.desktop_showing():
+            # Not drawn yet (a slow start): wait for it, then as long again to settle.
+            try:
+                self.desk.poll(lambda: self.desk.rc(n) is not None or not self.desktop_showing(),
+                               f"{command} to lock the screen")
+            except AssertionError:
+                raise LockerFailed(f"`{command}` showed no lock screen within 30 s: " + printed(self.desk.out(n)))
+            if self.desk.rc(n) is not None:
+                raise LockerFailed(f"`{command}` exited {self.desk.rc(n)} before locking: "
+                                   + printed(self.desk.out(n)))
+            time.sleep(1.5)
         pid = self.desk.pid(n)
         pam = self.children(pid)
         before = self.switches([pid, *pam])
@@ -221,14 +303,59 @@ class Bench:
         own = self.memory(pid)
         parts = self.resident_parts(pid, command.split()[0])
         child = [self.memory(p) for p in pam]
-        self.unlock(n)
+        try:
+            self.unlock(n)
+        except AssertionError:
+            self.sh(f"kill {pid}; true")
+            raise LockerFailed(f"`{command}` locked but the password typed with wtype did not unlock it: "
+                               + printed(self.desk.out(n)))
         return wakeups, own, child, parts
+
+    def attempts(self):
+        """Memory of patternlock-screen (locker, and the PAM child waiting for
+        the next attempt) after wrong pattern 1, CHECKPOINT and ATTEMPTS:
+        {attempt: ((rss, private), (rss, private))}, and the seconds the
+        attempts took."""
+        user = self.desk.user
+        self.sh(f"patternlockd reset {user} >/dev/null")  # whatever the earlier steps left counted
+        pointer = self.parked_pointer()
+        n = self.desk.start("exec patternlock-screen -c 336699")
+        pid = self.desk.pid(n)
+        grid = self.desk.poll(lambda: find_grid(self.desk.screen("HEADLESS-1")), "the grid on the screen")
+        child = self.desk.poll(lambda: self.children(pid), "the PAM child")[0]
+        points = [grid[int(d)] for d in WRONG_PATTERN]
+        measured, paused = {}, 0.0
+        started = time.monotonic()
+        for i in range(1, ATTEMPTS + 1):
+            pointer.drag(points)
+            # Attempt i is over when its child has been reaped and the next one
+            # started (after the daemon's answer and the result).
+            previous = child
+            child = self.desk.poll(
+                lambda: (c := self.children(pid)) and len(c) == 1 and c[0] != previous and c[0],
+                f"the PAM child after wrong pattern {i}: {self.desk.out(n)[-1000:]}", every=0.02)
+            if i % BEFORE_RESET == 0 or i == ATTEMPTS:
+                status = self.sh(f"patternlockd status {user}")
+                counted = re.search(r"(\d+) failures?", status)
+                expected = (i - 1) % BEFORE_RESET + 1
+                assert counted and int(counted.group(1)) == expected, (
+                    f"after wrong pattern {i} the daemon should count {expected} failures: {status}")
+                self.sh(f"patternlockd reset {user} >/dev/null")
+            if i in (1, CHECKPOINT, ATTEMPTS):
+                pause = time.monotonic()
+                time.sleep(1)  # the red flash over, the new child waiting for its prompt's answer
+                measured[i] = (self.memory(pid), self.memory(child))
+                paused += time.monotonic() - pause
+        took = time.monotonic() - started - paused
+        self.desk.type_secret(PASSWORD)
+        assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
+        return measured, took
 
     def release_to_request(self):
         """One unlock with the right pattern, traced: seconds from the recvmsg
         that brought the button release to the locker's answer to the PAM child
         and to the PAM child's VERIFY to the daemon."""
-        pointer = self.desk.pointer()
+        pointer = self.parked_pointer()
         n = self.desk.start("exec patternlock-screen -c 336699")
         pid = self.desk.pid(n)
         # Locked and drawn, the PAM child started and waiting for the answer.
@@ -282,7 +409,7 @@ class Bench:
 
     def drawing(self):
         """Motion to commit latencies (ms) over a long drag, from WAYLAND_DEBUG."""
-        pointer = self.desk.pointer()  # before the locker: it asks for a wl_pointer when the seat has one
+        pointer = self.parked_pointer()  # before the locker: it asks for a wl_pointer when the seat has one
         n = self.desk.start("WAYLAND_DEBUG=client exec patternlock-screen -c 336699")
         self.desk.poll(lambda: "ext_session_lock_v1" in self.desk.out(n) and "locked()" in self.desk.out(n),
                        "patternlock-screen locked")
@@ -339,6 +466,12 @@ def build_floors():
         subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
 
 
+def printed(output, lines=6):
+    """The last lines a locker printed, on one line."""
+    tail = [line.strip() for line in output.strip().splitlines() if line.strip()][-lines:]
+    return " | ".join(tail) or "(it printed nothing)"
+
+
 def mb(kb):
     return f"{kb / 1024:.1f} MB"
 
@@ -354,10 +487,11 @@ def built_debs():
 
 
 def main():
-    # "drawing" or "request": that figure alone
+    # "drawing", "request" or "attempts": that figure alone; "gtklock": gtklock's figures alone
     only = os.environ.get("BENCH_SCREEN_ONLY", "")
-    if only not in ("", "drawing", "request"):
-        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, or nothing for all of them.")
+    if only not in ("", "drawing", "request", "attempts", "gtklock"):
+        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, attempts, gtklock, or nothing "
+                 "for all of them.")
     if os.geteuid() != 0:
         sys.exit("make bench-screen needs root: it boots a Debian 13 container (systemd-nspawn) and traces the "
                  "locker with strace; run it as root.")
@@ -373,20 +507,50 @@ def main():
         system.ok(f"patternlockd enroll {user}", input=f"{PATTERN}\n{PATTERN}\n")
         with Desk(system, user, PASSWORD, size=SIZE, shot_prefix="bench") as desk:
             bench = Bench(system, desk)
-            for locker in ([] if only else LOCKERS):
-                times = [bench.exec_to_locked(locker) for _ in range(ROUNDS)]
-                figure(f"{locker} exec to locked (-f returns), {SIZE[0]}x{SIZE[1]}",
-                       f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, max {max(times):.1f}, "
-                       f"{ROUNDS} runs)")
-            for locker, command in ([] if only else [*LOCKERS.items(), *MEMORY_PEERS.items()]):
-                wakeups, (rss, private), child, parts = bench.idle_and_memory(command)
+            lockers = {"": LOCKERS, "gtklock": {"gtklock": LOCKERS["gtklock"]}}.get(only, {})
+            for locker, (_, daemonize) in lockers.items():
+                what = f"{locker} exec to locked ({daemonize} returns), {SIZE[0]}x{SIZE[1]}"
+                try:
+                    times = [bench.exec_to_locked(locker) for _ in range(ROUNDS)]
+                except LockerFailed as e:
+                    if locker not in MAY_FAIL:
+                        raise
+                    figure(what, f"not measured: {e}")
+                    continue
+                figure(what, f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, "
+                             f"max {max(times):.1f}, {ROUNDS} runs)")
+            for locker, (command, _) in [*lockers.items(), *(MEMORY_PEERS.items() if not only else [])]:
+                try:
+                    wakeups, (rss, private), child, parts = bench.idle_and_memory(command)
+                except LockerFailed as e:
+                    if locker not in MAY_FAIL:
+                        raise
+                    figure(f"{locker} memory and idle wake-ups", f"not measured: {e}")
+                    continue
+                pam = (", ".join(f"resident {mb(r)}, private {mb(p)}" for r, p in child)
+                       or "none while idle (it forks one per submitted password)")
+                target = f" ({TARGETS})" if locker == "patternlock-screen" else ""
                 figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
-                       f"locker resident {mb(rss)}, private {mb(private)}; PAM child "
-                       + ", ".join(f"resident {mb(r)}, private {mb(p)}" for r, p in child))
+                       f"locker resident {mb(rss)}, private {mb(private)}; PAM child {pam}{target}")
                 figure(f"{locker} resident pages", ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
                 if locker in LOCKERS:
                     figure(f"{locker} idle wake-ups over {IDLE:.0f} s",
-                           f"{wakeups} (locker and PAM child, all threads)")
+                           f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
+            if only in ("", "attempts"):
+                measured, took = bench.attempts()
+                for who, which, target in (("locker", 0, "under 4 MB"), ("PAM child", 1, "under 2 MB")):
+                    first, last = measured[1][which], measured[ATTEMPTS][which]
+                    since = (f", {last[1] - measured[CHECKPOINT][which][1]:+d} kB since attempt {CHECKPOINT}"
+                             if CHECKPOINT in measured and CHECKPOINT < ATTEMPTS else "")
+                    figure(f"patternlock-screen {who} private memory over {ATTEMPTS} wrong patterns",
+                           "after attempt " + ", ".join(f"{i} {measured[i][which][1]} kB" for i in sorted(measured))
+                           + f" (resident {first[0]} kB, then {last[0]} kB); growth over {ATTEMPTS} attempts: "
+                           f"{last[1] - first[1]:+d} kB{since} (target: {target}, no growth)")
+                figure(f"patternlock-screen {ATTEMPTS} wrong patterns dragged",
+                       f"{took:.1f} s, {took / ATTEMPTS * 1000:.0f} ms an attempt (the drag, the daemon's "
+                       f"answer, the next PAM child; a reset after every {BEFORE_RESET})")
+            if only in ("attempts", "gtklock"):
+                return
             for language in ([] if only else FLOORS):
                 rss, parts = bench.floor(language)
                 figure(f"{language} program that only waits (the language's floor)",

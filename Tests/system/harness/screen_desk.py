@@ -127,7 +127,7 @@ class Desk:
         # UserStopDelaySec (10 s) after, which no later test needs to wait for.
         self.system.run(f"touch {self.dir}/quit; sleep 0.3; loginctl terminate-user {self.user}; "
                         f"for i in $(seq 100); do "
-                        f"pgrep -u {self.user} -x 'sway|swaylock|patternlock-scr|phoc|phosh|login' "
+                        f"pgrep -u {self.user} -x 'sway|swaylock|gtklock|patternlock-scr|phoc|phosh|login' "
                         ">/dev/null || break; sleep 0.1; done")
 
     def path(self, name):

@@ -47,6 +47,8 @@ PACKAGES = sorted([
     # screenshots, typed keys, the screen read by OCR, the protocols listed
     "sway", "swaylock", "grim", "wtype", "tesseract-ocr", "tesseract-ocr-eng", "fonts-dejavu-core",
     "wayland-utils",
+    # the locker that draws a UI (GTK 3, gtk-session-lock), beside swaylock in make bench-screen
+    "gtklock",
     # a desktop of one colour, which a lock screen must never let show
     "swaybg",
     # what patternlock-screen and the virtual-pointer driver (built on this
