@@ -252,6 +252,7 @@ def test_the_keyboard_fits_the_screen_with_keys_of_at_least_7_mm_and_unlocks(
     shot = s.settled_shot(0, "keyboard")
     assert "Shift" in ocr(shot.path)
     typer.type(PASSWORD)
+    s.settled_shot(0, "typed")
     typer.tap("Enter")
     unlocked(s, s.locker)
 
