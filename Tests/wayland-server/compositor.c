@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The globals a lock screen needs (wl_compositor, wl_shm, wl_seat, one
- * wl_output, ext_session_lock_manager_v1) and the session's lock state.
+ * wl_output, ext_session_lock_manager_v1), the session's lock state, and
+ * which surface the output shows and the input goes to: the lock surface
+ * while the session is locked, else the topmost xdg_toplevel (xdg_shell.c).
  * Every committed wl_shm buffer is copied, as a compositor uploads it, and
  * released; the copy is what `screenshot` saves.
  */
@@ -54,6 +56,28 @@ struct surface *shown_lock_surface(void)
 	return lock->lock_surface->surface;
 }
 
+/* The surface the output shows: the lock surface while the session is locked
+ * (nothing when the lock was abandoned), else the topmost mapped toplevel.
+ * The session lock always wins. */
+struct surface *shown_surface(void)
+{
+	if (server.state != SESSION_UNLOCKED)
+		return shown_lock_surface();
+	return shown_toplevel_surface();
+}
+
+/* The surface input goes to: the one shown, once it has a buffer. */
+struct surface *input_surface(void)
+{
+	struct surface *s = shown_surface();
+	return s && s->image ? s : NULL;
+}
+
+static bool same_client(struct wl_resource *r, struct surface *s)
+{
+	return wl_resource_get_client(r) == wl_resource_get_client(s->resource);
+}
+
 void focus_keyboards(struct surface *surface)
 {
 	struct wl_resource *kb;
@@ -62,14 +86,92 @@ void focus_keyboards(struct surface *surface)
 	wl_array_init(&keys);
 	wl_resource_for_each(kb, &server.keyboards)
 	{
-		if (wl_resource_get_client(kb) !=
-		    wl_resource_get_client(surface->resource))
+		if (!same_client(kb, surface))
 			continue;
 		uint32_t serial = wl_display_next_serial(server.display);
 		wl_keyboard_send_enter(kb, serial, surface->resource, &keys);
 		wl_keyboard_send_modifiers(kb, serial, 0, 0, 0, 0);
 	}
 	wl_array_release(&keys);
+}
+
+/* The devices' focus follows the surface input goes to: the keyboard leaves
+ * the old one and enters the new at once, the pointer leaves (and enters at
+ * the next `pointer move`), and touch points down on the old surface are
+ * cancelled. A lock takes the focus from a toplevel; an unlock gives it
+ * back. */
+void update_focus(void)
+{
+	struct surface *target = input_surface();
+	struct wl_resource *r;
+	if (server.keyboard_focus != target) {
+		struct surface *old = server.keyboard_focus;
+		server.keyboard_focus = NULL;
+		if (old) {
+			wl_resource_for_each(r, &server.keyboards)
+			{
+				if (same_client(r, old))
+					wl_keyboard_send_leave(
+						r,
+						wl_display_next_serial(
+							server.display),
+						old->resource);
+			}
+		}
+		if (target)
+			focus_keyboards(target);
+	}
+	if (server.pointer_focus && server.pointer_focus != target) {
+		struct surface *old = server.pointer_focus;
+		server.pointer_focus = NULL;
+		wl_resource_for_each(r, &server.pointers)
+		{
+			if (!same_client(r, old))
+				continue;
+			wl_pointer_send_leave(
+				r, wl_display_next_serial(server.display),
+				old->resource);
+			if (wl_resource_get_version(r) >=
+			    WL_POINTER_FRAME_SINCE_VERSION)
+				wl_pointer_send_frame(r);
+		}
+	}
+	if (server.touch_focus && server.touch_focus != target) {
+		struct surface *old = server.touch_focus;
+		bool down = false;
+		for (size_t i = 0;
+		     i < sizeof(server.touch_down) / sizeof(*server.touch_down);
+		     i++)
+			down |= server.touch_down[i];
+		server.touch_focus = NULL;
+		memset(server.touch_down, 0, sizeof(server.touch_down));
+		wl_resource_for_each(r, &server.touches)
+		{
+			if (!down || !same_client(r, old))
+				continue;
+			wl_touch_send_cancel(r);
+			wl_touch_send_frame(r);
+		}
+	}
+	refresh_activation();
+}
+
+static struct wl_event_source *focus_idle;
+
+static void focus_idle_fired(void *data)
+{
+	(void)data;
+	focus_idle = NULL;
+	update_focus();
+}
+
+/* update_focus once the requests at hand are handled: from a resource's
+ * destructor, where the client's other resources may be half gone. */
+void update_focus_later(void)
+{
+	if (!focus_idle)
+		focus_idle = wl_event_loop_add_idle(server.loop,
+						    focus_idle_fired, NULL);
 }
 
 /* ---- wl_surface ------------------------------------------------------- */
@@ -265,12 +367,41 @@ static bool lock_surface_commit_ok(struct surface *s)
 	return true;
 }
 
+/* wl_surface.attach: "at commit time the supplied buffer size must be an
+ * integer multiple of the buffer_scale". */
+static bool buffer_size_ok(struct surface *s)
+{
+	struct wl_shm_buffer *shm =
+		s->pending_attached && s->pending_buffer
+			? wl_shm_buffer_get(s->pending_buffer)
+			: NULL;
+	int32_t width, height;
+	if (shm) {
+		width = wl_shm_buffer_get_width(shm);
+		height = wl_shm_buffer_get_height(shm);
+	} else if (!s->pending_attached && s->image) {
+		width = cairo_image_surface_get_width(s->image);
+		height = cairo_image_surface_get_height(s->image);
+	} else {
+		return true;
+	}
+	if (width % s->pending_scale == 0 && height % s->pending_scale == 0)
+		return true;
+	wl_resource_post_error(s->resource, WL_SURFACE_ERROR_INVALID_SIZE,
+			       "a %dx%d buffer is not a whole number of "
+			       "surface units at buffer scale %d",
+			       width, height, s->pending_scale);
+	return false;
+}
+
 static void surface_commit(struct wl_client *client,
 			   struct wl_resource *resource)
 {
 	struct surface *s = wl_resource_get_user_data(resource);
 	(void)client;
 	if (s->lock_surface && !lock_surface_commit_ok(s))
+		return;
+	if (!buffer_size_ok(s) || !xdg_surface_commit_ok(s))
 		return;
 	if (s->pending_attached) {
 		if (!s->pending_buffer) {
@@ -293,9 +424,9 @@ static void surface_commit(struct wl_client *client,
 	wl_list_init(&s->pending_frames);
 	if (!wl_list_empty(&s->frames))
 		wl_event_source_timer_update(server.frame_timer, FRAME_MS);
-	if (s == shown_lock_surface()) {
-		if (server.keyboard_focus != s && s->image)
-			focus_keyboards(s);
+	xdg_surface_committed(s);
+	update_focus();
+	if (s == shown_surface()) {
 		server.commits++;
 		control_commit();
 	}
@@ -308,8 +439,16 @@ static void surface_damage_buffer(struct wl_client *client,
 	surface_damage(client, resource, x, y, width, height);
 }
 
+static void surface_destroy(struct wl_client *client,
+			    struct wl_resource *resource)
+{
+	(void)client;
+	wl_resource_destroy(resource);
+	update_focus();
+}
+
 static const struct wl_surface_interface surface_impl = {
-	.destroy = destroy_request,
+	.destroy = surface_destroy,
 	.attach = surface_attach,
 	.damage = surface_damage,
 	.frame = surface_frame,
@@ -336,6 +475,7 @@ static void surface_gone(struct wl_resource *resource)
 	struct surface *s = wl_resource_get_user_data(resource);
 	if (s->lock_surface)
 		s->lock_surface->surface = NULL;
+	xdg_surface_lost(s);
 	if (server.keyboard_focus == s)
 		server.keyboard_focus = NULL;
 	if (server.pointer_focus == s)
@@ -352,6 +492,7 @@ static void surface_gone(struct wl_resource *resource)
 		cairo_surface_destroy(s->image);
 	wl_list_remove(&s->link);
 	free(s);
+	update_focus_later();
 }
 
 static void create_surface(struct wl_client *client,
@@ -600,7 +741,7 @@ static void get_lock_surface(struct wl_client *client,
 	struct lock *lock = wl_resource_get_user_data(resource);
 	struct surface *s = wl_resource_get_user_data(surface_resource);
 	(void)output; /* there is one output */
-	if (s->lock_surface) {
+	if (s->lock_surface || xdg_role_taken(s)) {
 		wl_resource_post_error(resource, EXT_SESSION_LOCK_V1_ERROR_ROLE,
 				       "the wl_surface already has a role");
 		return;
@@ -634,6 +775,7 @@ static void get_lock_surface(struct wl_client *client,
 	ls->surface = s;
 	ls->lock = lock;
 	s->lock_surface = ls;
+	s->role = ROLE_LOCK;
 	lock->lock_surface = ls;
 	ls->serial = wl_display_next_serial(server.display);
 	ext_session_lock_surface_v1_send_configure(
@@ -674,6 +816,7 @@ static void unlock_and_destroy(struct wl_client *client,
 	server.unlocks++;
 	fprintf(stderr, "pl-test-compositor: unlock_and_destroy\n");
 	wl_resource_destroy(resource);
+	update_focus();
 }
 
 static const struct ext_session_lock_v1_interface lock_impl = {
@@ -700,6 +843,7 @@ static void lock_gone(struct wl_resource *resource)
 		}
 	}
 	free(lock);
+	update_focus_later();
 }
 
 static void lock_session(struct wl_client *client, struct wl_resource *resource,
@@ -735,6 +879,7 @@ static void lock_session(struct wl_client *client, struct wl_resource *resource,
 	lock->locked_sent = true;
 	fprintf(stderr, "pl-test-compositor: locked\n");
 	ext_session_lock_v1_send_locked(lock->resource);
+	update_focus();
 }
 
 static const struct ext_session_lock_manager_v1_interface manager_impl = {
@@ -811,14 +956,17 @@ static const char usage[] =
 	"Usage: pl-test-compositor [--socket NAME] [--mode WIDTHxHEIGHT] "
 	"[--scale N] [--physical WIDTHxHEIGHT] [--layout NAMES [--variant "
 	"NAMES]]\n"
-	"A Wayland server for patternlock-screen's tests: one output of the "
-	"mode's pixels at the scale (800x600 at 1 unless given), as many "
-	"millimetres as --physical says (96 dots an inch at scale 1 unless "
-	"given; 0x0 is an output of unknown size), a keyboard "
-	"whose keymap xkbcommon compiles from the xkb layouts and variants, "
-	"comma-separated (us unless given: --layout de, --layout fr, "
-	"--layout us,de), driven by lines on stdin (see "
-	"Tests/wayland-server/README.md).\n";
+	"A Wayland server for patternlock-screen's and patternlock-setup's "
+	"tests: one output of the mode's pixels at the scale (800x600 at 1 "
+	"unless given), as many millimetres as --physical says (96 dots an "
+	"inch at scale 1 unless given; 0x0 is an output of unknown size), a "
+	"keyboard whose keymap xkbcommon compiles from the xkb layouts and "
+	"variants, comma-separated (us unless given: --layout de, --layout fr, "
+	"--layout us,de), ext-session-lock-v1 for a locker and xdg_wm_base "
+	"for windows, each toplevel maximized to the output, shown and given "
+	"the input while the session is not locked; driven by lines on stdin "
+	"(touch, pointer, key, type, screenshot, state, wait-frame, close, "
+	"ping, quit: see Tests/wayland-server/README.md).\n";
 
 /* The first of comma-separated names, as a string of its own. */
 const char *first_name(const char *names, char *out, size_t size)
@@ -892,6 +1040,7 @@ int main(int argc, char **argv)
 	wl_list_init(&server.keyboards);
 	wl_list_init(&server.touches);
 	wl_list_init(&server.outputs);
+	wl_list_init(&server.toplevels);
 	server.display = wl_display_create();
 	server.loop = wl_display_get_event_loop(server.display);
 	if (!*server.layout || make_keymap() < 0) {
@@ -925,7 +1074,8 @@ int main(int argc, char **argv)
 			      bind_output) ||
 	    !wl_global_create(server.display,
 			      &ext_session_lock_manager_v1_interface, 1, NULL,
-			      bind_manager)) {
+			      bind_manager) ||
+	    xdg_shell_start() < 0) {
 		fprintf(stderr, "pl-test-compositor: could not create the "
 				"globals.\n");
 		return 1;

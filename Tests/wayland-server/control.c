@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The control channel: one command a line on stdin, one reply line on
- * stdout ("ok ..." or "error SENTENCE"). Input goes to the lock surface the
- * session shows; every reply to input carries commits=N, the lock surface's
- * commits so far, so that `wait-frame N` waits for the frame drawn after it
- * without a race.
+ * stdout ("ok ..." or "error SENTENCE"). Input goes to the surface the output
+ * shows: the lock surface while the session is locked, else the topmost
+ * toplevel. Every reply to input carries commits=N, that surface's commits
+ * so far, so that `wait-frame N` waits for the frame drawn after it without a
+ * race.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,9 +22,12 @@
 
 static char input[4096];
 static size_t input_len;
+/* A command that waits holds back the lines after it: wait-frame for a
+ * commit, ping for its pong. */
 static struct {
-	bool active;
+	bool active, pong;
 	unsigned long after;
+	uint32_t serial;
 	struct wl_event_source *timer;
 } wait;
 static double pointer_x, pointer_y;
@@ -44,13 +48,22 @@ static void end_wait(const char *word)
 {
 	wait.active = false;
 	wl_event_source_timer_update(wait.timer, 0);
-	reply("%s commits=%lu", word, server.commits);
+	if (wait.pong)
+		reply("%s serial=%u", word, wait.serial);
+	else
+		reply("%s commits=%lu", word, server.commits);
 	process_lines();
 }
 
 void control_commit(void)
 {
-	if (wait.active && server.commits > wait.after)
+	if (wait.active && !wait.pong && server.commits > wait.after)
+		end_wait("ok");
+}
+
+void control_pong(uint32_t serial)
+{
+	if (wait.active && wait.pong && serial == wait.serial)
 		end_wait("ok");
 }
 
@@ -65,6 +78,13 @@ static int wait_timed_out(void *data)
 static bool same_client(struct wl_resource *r, struct surface *s)
 {
 	return wl_resource_get_client(r) == wl_resource_get_client(s->resource);
+}
+
+/* What the output shows: none, lock or toplevel. */
+static const char *shown_kind(void)
+{
+	struct surface *s = input_surface();
+	return !s ? "none" : s->lock_surface ? "lock" : "toplevel";
 }
 
 static int count_devices(struct wl_list *devices, struct surface *s)
@@ -83,19 +103,23 @@ static int count_devices(struct wl_list *devices, struct surface *s)
 #define for_each_device(r, devices, s)                                         \
 	wl_resource_for_each(r, devices) if (same_client(r, s))
 
-/* The lock surface input goes to, or NULL after an error reply. */
+/* The surface input goes to, its devices' focus brought up to date, or
+ * NULL after an error reply. */
 static struct surface *input_target(struct wl_list *devices, const char *kind)
 {
-	struct surface *s = shown_lock_surface();
-	if (!s || !s->image) {
-		reply("error The session shows no lock surface with a buffer, "
-		      "so there is nothing to send input to: lock it first.");
+	update_focus();
+	struct surface *s = input_surface();
+	if (!s) {
+		reply("error The output shows no surface with a buffer, so "
+		      "there is nothing to send input to: lock the session or "
+		      "map a toplevel first (while locked, only the lock "
+		      "surface is shown).");
 		return NULL;
 	}
 	if (count_devices(devices, s) == 0) {
-		reply("error The lock surface's client holds no %s, so it "
+		reply("error The client of the %s surface holds no %s, so it "
 		      "would receive nothing.",
-		      kind);
+		      shown_kind(), kind);
 		return NULL;
 	}
 	return s;
@@ -213,8 +237,8 @@ static void pointer(char *args)
 	} else if (n == 1 && (strcmp(verb, "press") == 0 ||
 			      strcmp(verb, "release") == 0)) {
 		if (server.pointer_focus != s) {
-			reply("error The pointer is not over the lock surface: "
-			      "say pointer move X Y first.");
+			reply("error The pointer is not over the surface "
+			      "shown: say pointer move X Y first.");
 			return;
 		}
 		uint32_t state = strcmp(verb, "press") == 0
@@ -340,24 +364,25 @@ static void keys(char *args, bool text)
 			return;
 		}
 	}
-	if (server.keyboard_focus != s)
-		focus_keyboards(s);
 	for (size_t i = 0; i < n; i++)
 		press_key(s, codes[i], mods[i]);
 	reply("ok commits=%lu", server.commits);
 }
 
+/* The buffer the output shows, as committed: its pixels divided by its
+ * scale are surface coordinates, those of input. */
 static void screenshot(const char *path)
 {
-	struct surface *s = shown_lock_surface();
+	struct surface *s = input_surface();
 	if (!*path) {
 		reply("error Say screenshot PATH, where PATH is a .png file to "
 		      "write.");
 		return;
 	}
-	if (!s || !s->image) {
-		reply("error The session shows no lock surface with a buffer, "
-		      "so there is nothing to save.");
+	if (!s) {
+		reply("error The output shows no surface with a buffer (no "
+		      "lock surface while locked, no mapped toplevel "
+		      "otherwise), so there is nothing to save.");
 		return;
 	}
 	cairo_status_t status = cairo_surface_write_to_png(s->image, path);
@@ -366,22 +391,56 @@ static void screenshot(const char *path)
 		      path, cairo_status_to_string(status));
 		return;
 	}
-	reply("ok width=%d height=%d scale=%d commits=%lu",
+	reply("ok width=%d height=%d scale=%d commits=%lu shows=%s",
 	      cairo_image_surface_get_width(s->image),
 	      cairo_image_surface_get_height(s->image), s->scale,
-	      server.commits);
+	      server.commits, shown_kind());
 }
 
 static void state(void)
 {
 	static const char *const names[] = {"unlocked", "locked", "abandoned"};
+	char toplevel[2048] = "";
+	toplevel[0] = ' ';
+	if (!toplevel_describe(toplevel + 1, sizeof(toplevel) - 1))
+		toplevel[0] = '\0';
 	reply("ok state=%s locks=%u unlocks=%u finished=%u abandoned=%u "
-	      "commits=%lu",
+	      "commits=%lu shows=%s toplevels=%zu%s",
 	      names[server.state], server.locks, server.unlocks,
-	      server.finished, server.abandoned, server.commits);
+	      server.finished, server.abandoned, server.commits, shown_kind(),
+	      toplevel_count(), toplevel);
 }
 
-/* wait-frame [AFTER [TIMEOUT_MS]]: replies once the lock surface has more
+static void close_toplevel(void)
+{
+	if (!toplevel_close()) {
+		reply("error There is no toplevel to close.");
+		return;
+	}
+	reply("ok");
+}
+
+/* ping [TIMEOUT_MS]: xdg_wm_base.ping to the topmost toplevel's client;
+ * replies once it answers with pong. */
+static void ping(const char *args)
+{
+	int timeout = 5000;
+	uint32_t serial;
+	if (*args && sscanf(args, "%d", &timeout) != 1) {
+		reply("error Say ping [TIMEOUT_MS].");
+		return;
+	}
+	if (!toplevel_ping(&serial)) {
+		reply("error There is no toplevel whose client to ping.");
+		return;
+	}
+	wait.active = true;
+	wait.pong = true;
+	wait.serial = serial;
+	wl_event_source_timer_update(wait.timer, timeout > 0 ? timeout : 1);
+}
+
+/* wait-frame [AFTER [TIMEOUT_MS]]: replies once the surface shown has more
  * than AFTER commits (the count now when not given). */
 static void wait_frame(const char *args)
 {
@@ -397,6 +456,7 @@ static void wait_frame(const char *args)
 		return;
 	}
 	wait.active = true;
+	wait.pong = false;
 	wait.after = after;
 	wl_event_source_timer_update(wait.timer, timeout > 0 ? timeout : 1);
 }
@@ -422,12 +482,16 @@ static void run_command(char *line)
 		state();
 	else if (strcmp(line, "wait-frame") == 0)
 		wait_frame(args);
+	else if (strcmp(line, "close") == 0)
+		close_toplevel();
+	else if (strcmp(line, "ping") == 0)
+		ping(args);
 	else if (strcmp(line, "quit") == 0)
 		wl_display_terminate(server.display);
 	else
 		reply("error Unknown command %s: the commands are touch, "
-		      "pointer, key, type, screenshot, state, wait-frame and "
-		      "quit.",
+		      "pointer, key, type, screenshot, state, wait-frame, "
+		      "close, ping and quit.",
 		      line);
 	wl_display_flush_clients(server.display);
 }

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import pytest
 
@@ -120,8 +121,17 @@ class Compositor:
         return line.decode()
 
     def cmd(self, line, timeout=10):
+        self.send(line)
+        return self.reply(timeout)
+
+    def send(self, line):
+        """Sends one control line without reading its reply: for a command
+        that waits on a client the test itself runs (`ping`), which must
+        answer before reply() can return."""
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def reply(self, timeout=10):
         return self._line(timeout)
 
     def ok(self, line, timeout=10):
@@ -135,6 +145,16 @@ class Compositor:
 
     def state(self):
         return self.ok("state")
+
+    def toplevel(self):
+        """The topmost xdg_toplevel's fields in `state` (title, app_id,
+        mapped, activated, geometry, configures, acks), the strings decoded;
+        None when there is no toplevel."""
+        state = self.state()
+        if state["toplevels"] == "0":
+            return None
+        fields = ("title", "app_id", "mapped", "activated", "geometry", "configures", "acks")
+        return {k: urllib.parse.unquote(state[k]) if k in ("title", "app_id") else state[k] for k in fields}
 
     def wait_frame(self, after, timeout_ms=5000):
         """The commit count once the lock surface has committed more than

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """A Wayland client of a few hundred lines, speaking the wire protocol itself
 (no libwayland-client bindings are packaged for Python here), for the tests of
-build/pl-test-compositor's own options: what its wl_output and wl_keyboard
-send, and the keys its `key` and `type` commands press, read through the keymap
-it sent with libxkbcommon (ctypes), as a real client reads them.
+build/pl-test-compositor itself: what its wl_output and wl_keyboard send, the
+keys its `key` and `type` commands press, read through the keymap it sent with
+libxkbcommon (ctypes), as a real client reads them, and an xdg_toplevel window
+of the kind patternlock-setup shows, with the protocol errors a client's
+misuse earns.
 
     probe = Probe(compositor)         # binds the globals, reads the first events
     probe.geometry                    # wl_output.geometry's fields
@@ -11,6 +13,16 @@ it sent with libxkbcommon (ctypes), as a real client reads them.
     probe.lock()                      # a lock surface with a buffer: input goes to it
     compositor.ok("type zy")
     probe.keys()                      # the keys pressed since, decoded
+
+    window = Window(probe, title="Draw")  # an xdg_toplevel, its initial commit made
+    window.configures[-1]             # {"serial", "width", "height", "states", ...}
+    window.ack()                      # ack_configure the last one
+    window.draw(320, 240)             # a buffer attached and committed: it maps
+    compositor.ok("touch down 0 10 20")
+    probe.touches()                   # the wl_touch events since, on which surface
+
+A protocol error the compositor sends raises ProtocolError, which names the
+object's interface and the error's code.
 """
 import ctypes
 import ctypes.util
@@ -32,19 +44,37 @@ EVENTS = {
     "wl_surface": ["o", "o", "i", "u"],
     "wl_seat": ["u", "s"],
     "wl_keyboard": ["uhu", "uoa", "uo", "uuuu", "uuuuu", "ii"],
+    "wl_pointer": ["uoff", "uo", "uff", "uuuu", "uuf", "", "u", "uu", "ui"],
+    "wl_touch": ["uuoiff", "uui", "uiff", "", "", "iff", "if"],
     "wl_output": ["iiiiissi", "uiii", "", "i", "s", "s"],
     "ext_session_lock_manager_v1": [],
     "ext_session_lock_v1": ["", ""],
     "ext_session_lock_surface_v1": ["uuu"],
+    "xdg_wm_base": ["u"],
+    "xdg_positioner": [],
+    "xdg_surface": ["u"],
+    "xdg_toplevel": ["iia", "", "ii", "a"],
+    "xdg_popup": ["iiii", "", "u"],
 }
 VERSIONS = {"wl_compositor": 4, "wl_shm": 1, "wl_seat": 5, "wl_output": 4,
-            "ext_session_lock_manager_v1": 1}
+            "ext_session_lock_manager_v1": 1, "xdg_wm_base": 5}
 KEY_PRESSED = 1
 SHM_FORMAT_XRGB8888 = 1
+# The events the probe keeps in `events`, in order, for the tests to read.
+KEPT = ("wl_keyboard", "wl_pointer", "wl_touch", "ext_session_lock_v1", "ext_session_lock_surface_v1")
+# xdg_toplevel's states (the configure's array)
+STATES = {1: "maximized", 2: "fullscreen", 3: "resizing", 4: "activated",
+          5: "tiled_left", 6: "tiled_right", 7: "tiled_top", 8: "tiled_bottom"}
 
 
 class ProtocolError(AssertionError):
-    pass
+    """wl_display.error: `interface` and `code` say which error of which
+    object's interface (xdg_surface, 3: unconfigured_buffer)."""
+
+    def __init__(self, message, interface=None, code=None):
+        super().__init__(message)
+        self.interface = interface
+        self.code = code
 
 
 class Probe:
@@ -63,13 +93,21 @@ class Probe:
         self.geometry = None
         self.mode = None
         self.keymap = None
-        self.events = []  # (interface, opcode, args) of the keyboard and the lock
+        self.events = []  # (interface, opcode, args) of the KEPT interfaces
+        self.handlers = {}  # object id: what handles its events (a Window)
+        self.pings = []  # the serials of xdg_wm_base.ping, each answered unless
+        self.answer_pings = True  # this is False
+        self.lock_object = None
         self.registry = self._new("wl_registry")
         self._send(1, 1, "n", self.registry)
         self.roundtrip()
         self.bound = {name: self._bind(name) for name in VERSIONS}
+        self.pointer = self._new("wl_pointer")
+        self._send(self.bound["wl_seat"], 0, "n", self.pointer)
         self.keyboard = self._new("wl_keyboard")
         self._send(self.bound["wl_seat"], 1, "n", self.keyboard)
+        self.touch = self._new("wl_touch")
+        self._send(self.bound["wl_seat"], 2, "n", self.touch)
         self.roundtrip()
 
     # ---- the wire ----------------------------------------------------------
@@ -88,6 +126,8 @@ class Probe:
         return oid
 
     def _send(self, oid, opcode, signature, *args, fds=()):
+        """A request: its arguments as u(int) i(nt) s(tring) o(bject, 0 for
+        null) n(ew id), and the file descriptors it passes."""
         body = b""
         for kind, value in zip(signature, args):
             if kind == "s":
@@ -98,11 +138,17 @@ class Probe:
             else:
                 body += struct.pack("=I", value)
         header = struct.pack("=II", oid, (8 + len(body)) << 16 | opcode)
-        if fds:
-            self.sock.sendmsg([header + body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                                 struct.pack(f"={len(fds)}i", *fds))])
-        else:
-            self.sock.sendall(header + body)
+        try:
+            if fds:
+                self.sock.sendmsg([header + body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                                     struct.pack(f"={len(fds)}i", *fds))])
+            else:
+                self.sock.sendall(header + body)
+        except (BrokenPipeError, ConnectionResetError):
+            # The compositor sent a protocol error and hung up: the error
+            # waits to be read.
+            while True:
+                self._dispatch_one()
 
     def _receive(self):
         data, fds, _, _ = socket.recv_fds(self.sock, 65536, 16)
@@ -128,6 +174,8 @@ class Probe:
                 continue
             (value,) = struct.unpack_from("=i" if kind in "if" else "=I", body, at)
             at += 4
+            if kind == "f":
+                value /= 256
             if kind in "sa":
                 raw = body[at:at + value]
                 at += value + (-value % 4)
@@ -144,10 +192,24 @@ class Probe:
         while self._done != callback:
             self._dispatch_one()
 
+    def dispatch_until(self, condition):
+        """Handles events as they come until `condition()` holds (an event
+        the compositor sends on a control command of its own time: a ping);
+        the socket's timeout otherwise."""
+        while not condition():
+            self._dispatch_one()
+
     def _handle(self, interface, oid, opcode, args):
         if interface == "wl_display" and opcode == 0:
-            raise ProtocolError(f"protocol error on {self.objects.get(args[0])}: {args[2]} (code {args[1]})")
-        if interface == "wl_display" and opcode == 1:
+            culprit = self.objects.get(args[0])
+            raise ProtocolError(f"protocol error on {culprit}: {args[2]} (code {args[1]})", culprit, args[1])
+        if oid in self.handlers:
+            self.handlers[oid].event(interface, opcode, args)
+        elif interface == "xdg_wm_base" and opcode == 0:
+            self.pings.append(args[0])
+            if self.answer_pings:
+                self._send(oid, 3, "u", args[0])
+        elif interface == "wl_display" and opcode == 1:
             self.objects.pop(args[0], None)
         elif interface == "wl_callback":
             self._done = oid
@@ -165,18 +227,59 @@ class Probe:
                     self.keymap = Keymap(bytes(text).rstrip(b"\0"))
             finally:
                 os.close(fd)
-        elif interface in ("wl_keyboard", "ext_session_lock_v1", "ext_session_lock_surface_v1"):
+        elif interface in KEPT:
             self.events.append((interface, opcode, args))
+
+    # ---- surfaces and buffers ----------------------------------------------------
+
+    def surface(self):
+        """A new wl_surface's id."""
+        surface = self._new("wl_surface")
+        self._send(self.bound["wl_compositor"], 0, "n", surface)
+        return surface
+
+    def buffer(self, width, height, background=(0, 0, 0), rects=()):
+        """A new XRGB8888 wl_buffer of `width` x `height` pixels: the
+        `background` colour (r, g, b), then each of `rects` (x, y, w, h,
+        (r, g, b)) painted over it, in pixels."""
+        stride = width * 4
+
+        def word(rgb):
+            return struct.pack("=I", rgb[0] << 16 | rgb[1] << 8 | rgb[2])
+        pixels = bytearray(word(background) * (width * height))
+        for x, y, w, h, rgb in rects:
+            row = word(rgb) * w
+            for line in range(y, y + h):
+                pixels[line * stride + x * 4:line * stride + (x + w) * 4] = row
+        fd = os.memfd_create("pl-probe", os.MFD_CLOEXEC)
+        try:
+            os.write(fd, pixels)
+            pool = self._new("wl_shm_pool")
+            self._send(self.bound["wl_shm"], 0, "ni", pool, len(pixels), fds=(fd,))
+        finally:
+            os.close(fd)
+        buffer = self._new("wl_buffer")
+        self._send(pool, 0, "niiiiu", buffer, 0, width, height, stride, SHM_FORMAT_XRGB8888)
+        self._send(pool, 1, "")  # the buffer keeps the memory
+        return buffer
+
+    def attach(self, surface, buffer, scale=1):
+        """wl_surface.set_buffer_scale, attach (0 for a null buffer) and commit."""
+        self._send(surface, 8, "i", scale)
+        self._send(surface, 1, "oii", buffer, 0, 0)
+        self._send(surface, 6, "")
+
+    def commit(self, surface):
+        self._send(surface, 6, "")
 
     # ---- a lock surface ------------------------------------------------------
 
     def lock(self):
         """Locks the session with a lock surface of the configured size and
         commits a black buffer to it: the compositor then sends input to it."""
-        lock = self._new("ext_session_lock_v1")
+        self.lock_object = lock = self._new("ext_session_lock_v1")
         self._send(self.bound["ext_session_lock_manager_v1"], 1, "n", lock)
-        surface = self._new("wl_surface")
-        self._send(self.bound["wl_compositor"], 0, "n", surface)
+        self.lock_surface = surface = self.surface()
         lock_surface = self._new("ext_session_lock_surface_v1")
         self._send(lock, 1, "noo", lock_surface, surface, self.bound["wl_output"])
         self.roundtrip()
@@ -184,20 +287,63 @@ class Probe:
         assert configures, f"no configure for the lock surface: {self.events}"
         serial, width, height = configures[-1]
         self._send(lock_surface, 1, "u", serial)
-        stride = width * 4
-        fd = os.memfd_create("pl-probe", os.MFD_CLOEXEC)
-        try:
-            os.ftruncate(fd, stride * height)
-            pool = self._new("wl_shm_pool")
-            self._send(self.bound["wl_shm"], 0, "ni", pool, stride * height, fds=(fd,))
-        finally:
-            os.close(fd)
-        buffer = self._new("wl_buffer")
-        self._send(pool, 0, "niiiiu", buffer, 0, width, height, stride, SHM_FORMAT_XRGB8888)
-        self._send(surface, 1, "oii", buffer, 0, 0)
-        self._send(surface, 6, "")
+        self.attach(surface, self.buffer(width, height))
         self.roundtrip()
         self.events.clear()
+
+    def unlock(self):
+        """unlock_and_destroy on the lock lock() took."""
+        self._send(self.lock_object, 2, "")
+        self.roundtrip()
+
+    # ---- input, as it came -------------------------------------------------------
+
+    def _take(self, interface):
+        self.roundtrip()
+        taken = [(opcode, args) for (kind, opcode, args) in self.events if kind == interface]
+        self.events = [e for e in self.events if e[0] != interface]
+        return taken
+
+    def touches(self):
+        """The wl_touch events since the last call, by name: ("down", surface,
+        id, x, y), ("motion", id, x, y), ("up", id), ("cancel",); frames left
+        out."""
+        out = []
+        for opcode, args in self._take("wl_touch"):
+            if opcode == 0:
+                out.append(("down", args[2], args[3], args[4], args[5]))
+            elif opcode == 1:
+                out.append(("up", args[2]))
+            elif opcode == 2:
+                out.append(("motion", args[1], args[2], args[3]))
+            elif opcode == 4:
+                out.append(("cancel",))
+        return out
+
+    def pointer_events(self):
+        """The wl_pointer events since the last call: ("enter", surface, x, y),
+        ("leave", surface), ("motion", x, y), ("button", code, state)."""
+        out = []
+        for opcode, args in self._take("wl_pointer"):
+            if opcode == 0:
+                out.append(("enter", args[1], args[2], args[3]))
+            elif opcode == 1:
+                out.append(("leave", args[1]))
+            elif opcode == 2:
+                out.append(("motion", args[1], args[2]))
+            elif opcode == 3:
+                out.append(("button", args[2], args[3]))
+        return out
+
+    def focus(self):
+        """The keyboard's enter and leave events since the last call, as
+        ("enter", surface) and ("leave", surface); its other events stay for
+        keys()."""
+        self.roundtrip()
+        out = [("enter" if opcode == 1 else "leave", args[1]) for (kind, opcode, args) in self.events
+               if kind == "wl_keyboard" and opcode in (1, 2)]
+        self.events = [e for e in self.events if not (e[0] == "wl_keyboard" and e[1] in (1, 2))]
+        return out
 
     def keys(self):
         """The keys pressed since the last call, each as (evdev code, the
@@ -220,6 +366,73 @@ class Probe:
 
     def close(self):
         self.sock.close()
+
+
+class Window:
+    """An xdg_toplevel of `probe`'s: its wl_surface, xdg_surface and role
+    object made, `title` and `app_id` set, and (unless `initial_commit` is
+    False) the initial commit without a buffer made and its configure read.
+    `configures` holds each configure sequence, as {"serial", "width",
+    "height", "states" (names), "bounds" (w, h) or None, "capabilities"
+    (list) or None}; `closes` counts xdg_toplevel.close."""
+
+    def __init__(self, probe, title=None, app_id=None, initial_commit=True):
+        self.probe = probe
+        self.surface = probe.surface()
+        self.xdg_surface = probe._new("xdg_surface")
+        probe._send(probe.bound["xdg_wm_base"], 2, "no", self.xdg_surface, self.surface)
+        self.toplevel = probe._new("xdg_toplevel")
+        probe._send(self.xdg_surface, 1, "n", self.toplevel)
+        probe.handlers[self.xdg_surface] = probe.handlers[self.toplevel] = self
+        self.configures = []
+        self.closes = 0
+        self._latched = {}
+        if title is not None:
+            probe._send(self.toplevel, 2, "s", title)
+        if app_id is not None:
+            probe._send(self.toplevel, 3, "s", app_id)
+        if initial_commit:
+            probe.commit(self.surface)
+            probe.roundtrip()
+
+    def event(self, interface, opcode, args):
+        if interface == "xdg_toplevel" and opcode == 0:
+            states = struct.unpack(f"={len(args[2]) // 4}I", args[2])
+            self._latched.update(width=args[0], height=args[1], states=[STATES.get(s, s) for s in states])
+        elif interface == "xdg_toplevel" and opcode == 1:
+            self.closes += 1
+        elif interface == "xdg_toplevel" and opcode == 2:
+            self._latched["bounds"] = (args[0], args[1])
+        elif interface == "xdg_toplevel" and opcode == 3:
+            self._latched["capabilities"] = list(struct.unpack(f"={len(args[0]) // 4}I", args[0]))
+        elif interface == "xdg_surface" and opcode == 0:
+            done = {"bounds": None, "capabilities": None, **self._latched, "serial": args[0]}
+            self.configures.append(done)
+            self._latched = {}
+
+    def ack(self, serial=None):
+        """ack_configure the last configure's serial (or `serial`)."""
+        self.probe._send(self.xdg_surface, 4, "u", self.configures[-1]["serial"] if serial is None else serial)
+
+    def draw(self, width=None, height=None, scale=1, background=(0x20, 0x40, 0x60), rects=(), roundtrip=True):
+        """A buffer of `width` x `height` surface units (the last configure's
+        size) at `scale`, attached and committed; see Probe.buffer."""
+        width = self.configures[-1]["width"] if width is None else width
+        height = self.configures[-1]["height"] if height is None else height
+        self.probe.attach(self.surface, self.probe.buffer(width * scale, height * scale, background, rects), scale)
+        if roundtrip:
+            self.probe.roundtrip()
+
+    def set_window_geometry(self, x, y, width, height):
+        self.probe._send(self.xdg_surface, 3, "iiii", x, y, width, height)
+
+    def destroy(self):
+        """The toplevel, then the xdg_surface, then the wl_surface: the
+        order the protocol asks for."""
+        self.probe._send(self.toplevel, 0, "")
+        self.probe._send(self.xdg_surface, 0, "")
+        self.probe._send(self.surface, 0, "")
+        self.probe.roundtrip()
 
 
 # ---- the keymap, read as a client reads it ------------------------------------
