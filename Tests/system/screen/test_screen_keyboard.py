@@ -7,103 +7,35 @@ draws, found by its label in the locker's --debug description of its keyboard
 (the keymap's labels, never what was typed) and checked on a screenshot by
 OCR. The locker runs as a throwaway user with the real module, the real daemon
 and the real pam_unix (the password set with chpasswd)."""
-import re
-
 import pytest
 
 from harness.pam_support import failures, set_password
+from harness.screen_keyboard import KeyboardTyper
 from harness.screen_support import Compositor, Locker, ocr, write_pam_d
 from harness.screen_touch import RIGHT_DRAG, WRONG_DRAG, private_binaries, unlocked, verify_results
 
-KEY = re.compile(r'\[((?:"(?:[^"\\]|\\.)*",?)+)\]@(-?\d+),(-?\d+)')
-LABEL = re.compile(r'"((?:[^"\\]|\\.)*)"')
-# The levels the locker lists for each key (OnScreenKeyboard.describedLevels),
-# and the modifier keys a person taps for each.
-LEVELS = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
 
-
-def unquote(label):
-    return re.sub(r"\\(.)", r"\1", label)
-
-
-class TouchTyper:
-    """Taps keys of the locker's on-screen keyboard by what they type. The
-    locker describes the keyboard (each page, each key's centre and what it
-    types at each level) when it shows, never as keys are tapped: the typer
-    keeps the page and the modifiers itself, by the keyboard's rules (Shift and
-    AltGr hold for one key)."""
+class TouchTyper(KeyboardTyper):
+    """Taps with a finger on the test compositor (its `touch` commands), keys
+    found in the locker's stderr (harness/screen_keyboard.py)."""
 
     def __init__(self, compositor, locker):
+        super().__init__()
         self.compositor = compositor
         self.locker = locker
-        self.page = "letters"
 
-    def pages(self, start=0):
-        """page -> [(labels, centre)], from the last description said from line
-        `start` on (waiting for one)."""
-        self.locker.debug(r"^keyboard .* page=symbols ", start=start)
-        out = {}
-        for line in self.locker.said(r"^keyboard ", start=start)[-2:]:
-            page = re.search(r" page=(\w+) ", line).group(1)
-            out[page] = [([unquote(x) for x in LABEL.findall(m.group(1))], (int(m.group(2)), int(m.group(3))))
-                         for m in KEY.finditer(line)]
-        return out
+    def mark(self):
+        return len(self.locker.lines)
 
-    def shown(self, start=0):
-        """Waits until the keyboard shows (described after line `start`)."""
-        self.page = "letters"
-        return self.pages(start)
+    def said(self, pattern, start=0):
+        return [line.removeprefix("patternlock-screen: ") for line in self.locker.said(pattern, start)]
+
+    def await_said(self, pattern, start=0):
+        self.locker.debug(pattern, start=start)
 
     def tap_at(self, x, y):
         self.compositor.ok(f"touch down 0 {x} {y}")
         self.compositor.ok("touch up 0")
-
-    def control(self, name, page=None):
-        for labels, centre in self.pages()[page or self.page]:
-            if labels == [name]:
-                return centre
-        return None
-
-    def tap(self, name):
-        centre = self.control(name)
-        assert centre, f"no key {name!r} on the {self.page} page: {self.pages()[self.page]}"
-        self.tap_at(*centre)
-
-    def switch(self, page):
-        if self.page != page:
-            self.tap("?123" if self.page == "letters" else "ABC")
-            self.page = page
-
-    def button(self, label):
-        self.locker.debug(r"^button ")
-        line = self.locker.said(r"^button ")[-1]
-        name, x, y = re.search(r'button "(.*)"@(-?\d+),(-?\d+)', line).groups()
-        assert name == label, f"the button says {name!r}, not {label!r}"
-        mark = len(self.locker.lines)
-        self.tap_at(int(x), int(y))
-        return mark
-
-    def type(self, text):
-        """Types `text` by taps alone: for each character, the page and the
-        modifiers under which a key types it, then that key; back to letters."""
-        for ch in text:
-            self.type_one(ch)
-        self.switch("letters")
-
-    def type_one(self, ch):
-        pages = self.pages()
-        for page in ("letters", "symbols"):
-            for level, route in enumerate(LEVELS):
-                if any(self.control(m, page) is None for m in route):
-                    continue
-                for labels, centre in pages[page]:
-                    if len(labels) > 1 and labels[level] == ch:
-                        self.switch(page)
-                        for m in route:
-                            self.tap(m)
-                        self.tap_at(*centre)
-                        return
-        raise AssertionError(f"no key of the on-screen keyboard types {ch!r}: {pages}")
 
 
 def five_wrong(s):
