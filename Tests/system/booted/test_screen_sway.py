@@ -5,12 +5,16 @@ packages installed from `make deb` and the pam-auth-update profile enabled,
 inside a real local logind session that `login` opened on a pty (screen_desk.py).
 
 The tests draw with a virtual pointer (build/tools/vpointer) on the dots they
-find in a screenshot, type with wtype, look with grim and read the screen with
-tesseract, as a person would; what the daemon heard comes from its journal.
+find in a screenshot, type with wtype or click the keys of the locker's
+on-screen keyboard with that pointer (found by what they type in its --debug
+description, harness/screen_keyboard.py), look with grim and read the screen
+with tesseract, as a person would; what the daemon heard comes from its journal.
 On Debian 12's sway 1.7, which lacks the protocol, the locker must refuse.
 
 Screenshots land in build/screen-shots/ (the telling ones are copied to
-docs/screenshots/: screen-wrong-red.png, screen-killed.png, screen-second-output.png)."""
+docs/screenshots/: screen-wrong-red.png, screen-killed.png, screen-second-output.png,
+patternlock-screen-keyboard.png from screen-keyboard.png)."""
+import json
 import random
 import re
 
@@ -19,6 +23,7 @@ import pytest
 from harness.common import MIDDLE, skip_or_fail
 from harness.screen_desk import Desk, build_vpointer
 from harness.screen_image import distance, find_grid, is_red
+from harness.screen_keyboard import KeyboardTyper
 from harness.clients import Clients
 
 PASSWORD = "Lock-Scr33n-pass"
@@ -152,6 +157,53 @@ class Lock:
         assert self.desk.ended(self.n) == 128 + 9
 
 
+class ClickTyper(KeyboardTyper):
+    """Clicks the keys of the locker's on-screen keyboard with the desk's
+    virtual pointer (no keyboard event at all), keys found in the locker's
+    --debug output (harness/screen_keyboard.py). The locker says where a key is
+    in its lock surface's coordinates; a lock surface covers its output, so the
+    pointer goes there plus the output's place in sway's layout (the virtual
+    pointer moves over the whole layout)."""
+
+    def __init__(self, lock, output="HEADLESS-1"):
+        super().__init__()
+        self.lock = lock
+        self.KEYBOARD = rf"^keyboard output={re.escape(output)} "
+        outputs = json.loads(lock.desk.swaymsg("-t get_outputs"))
+        rect = next(o["rect"] for o in outputs if o["name"] == output)
+        self.origin = (rect["x"], rect["y"])
+        # The virtual pointer's extent is the desk's size: the layout must be no
+        # bigger, or its motions would land elsewhere.
+        right = max(o["rect"]["x"] + o["rect"]["width"] for o in outputs if o.get("active", True))
+        bottom = max(o["rect"]["y"] + o["rect"]["height"] for o in outputs if o.get("active", True))
+        assert (right, bottom) == tuple(lock.desk.size), f"the layout is {right}x{bottom}, not {lock.desk.size}"
+
+    def lines(self):
+        """The locker's whole lines so far (a line being written is left out)."""
+        log = self.lock.log()
+        return log[:log.rfind("\n") + 1].splitlines()
+
+    def mark(self):
+        """Counts whole lines (Lock.mark() counts characters)."""
+        return len(self.lines())
+
+    def said(self, pattern, start=0):
+        rx = re.compile(pattern)
+        return [line[len(DEBUG):] for line in self.lines()[start:]
+                if line.startswith(DEBUG) and rx.search(line[len(DEBUG):])]
+
+    def await_said(self, pattern, start=0):
+        self.lock.desk.poll(lambda: self.said(pattern, start) or self.lock.rc() is not None,
+                            f"/{pattern}/ from {LOCKER}")
+        assert self.lock.rc() is None, f"{LOCKER} ended with status {self.lock.rc()}: {self.lock.log()}"
+
+    def tap_at(self, x, y):
+        pointer = self.lock.desk.pointer()
+        pointer.move(self.origin[0] + x, self.origin[1] + y)
+        pointer.press()
+        pointer.release()
+
+
 def lit_and_unlit(desk, idle, now, grid, dots):
     """Which of `dots` changed on the screen since the idle shot, and which of
     the others did."""
@@ -283,21 +335,32 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_lef
     assert screen.results(user) == ["FAIL,remaining=4"], "the password reached the daemon"
 
 
+def five_wrong_patterns(screen, desk, lock, user):
+    """Drags WRONG five times on the grid; returns where the grid was."""
+    for n in range(1, 6):
+        grid, _ = lock.grid()
+        mark = lock.mark()
+        wrong_pattern(desk, lock, grid, n)
+        # Each wrong pattern ends its attempt; the next asks the pattern
+        # again until the fifth locked it: then the module says so and
+        # pam_unix asks for the password.
+        lock.await_line("attempt result=failure", since=mark)
+        lock.await_prompt("pattern" if n < 5 else "password", since=mark)
+    assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
+    return grid
+
+
+def keyboards(desk):
+    """The keyboards sway's seat has (wtype adds one while it types)."""
+    return [i["identifier"] for i in json.loads(desk.swaymsg("-t get_inputs")) if i["type"] == "keyboard"]
+
+
 def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_password_still_unlocks(screen):
     user = screen.user("plscr", PASSWORD, pattern=PATTERN)
     with Desk(screen.system, user, PASSWORD) as desk:
         lock = Lock(desk)
         lock.await_prompt("pattern")
-        for n in range(1, 6):
-            grid, _ = lock.grid()
-            mark = lock.mark()
-            wrong_pattern(desk, lock, grid, n)
-            # Each wrong pattern ends its attempt; the next asks the pattern
-            # again until the fifth locked it: then the module says so and
-            # pam_unix asks for the password.
-            lock.await_line("attempt result=failure", since=mark)
-            lock.await_prompt("pattern" if n < 5 else "password", since=mark)
-        assert screen.results(user) == [f"FAIL,remaining={n}" for n in (4, 3, 2, 1, 0)]
+        grid = five_wrong_patterns(screen, desk, lock, user)
         # Once the red path has gone, the screen shows no grid, and the lock
         # sentence whole.
         image = red_cleared(desk, grid)
@@ -317,6 +380,61 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
         assert screen.verify_lines(user) == before, "the password reached the daemon"
         assert screen.system.run(f"patternlockd status {user}").stdout == status
     screen.system.ok(f"patternlockd reset {user}")
+
+
+def test_after_five_wrong_patterns_the_password_clicked_on_the_on_screen_keyboard_unlocks(screen):
+    """No keyboard event at all: the patterns are dragged and every key of the
+    password is clicked with the virtual pointer on the keyboard the locker
+    draws under the lock sentence (the last input was a pointer's)."""
+    user = screen.user("plscr", PASSWORD, pattern=PATTERN)
+    with Desk(screen.system, user, PASSWORD) as desk:
+        lock = Lock(desk)
+        lock.await_prompt("pattern")
+        grid = five_wrong_patterns(screen, desk, lock, user)
+        typer = ClickTyper(lock)
+        typer.shown()
+        red_cleared(desk, grid)
+        text, image = read_until(desk, rf"patternlockd reset {user}", "the lock sentence above the keyboard")
+        desk.save(image, "keyboard")
+        assert re.search(rf"Pattern unlock for {user} is (now )?locked after 5 failed attempts", text), text
+        assert "Enter" in text, f"no key of the keyboard read on the screen: {text!r}"
+        assert find_grid(image) is None, "the grid shows with the keyboard"
+        before = screen.verify_lines(user)
+        status = screen.system.run(f"patternlockd status {user}").stdout
+        typer.type(PASSWORD)
+        typer.tap("Enter")
+        assert keyboards(desk) == [], "the seat has a keyboard: a key may have come from it"
+        lock.unlocked()
+        assert screen.verify_lines(user) == before, "the password reached the daemon"
+        assert screen.system.run(f"patternlockd status {user}").stdout == status
+        assert PASSWORD not in lock.log()
+        assert desk.poll(lambda: desk.screen().background() == DESKTOP, "the desktop after the unlock")
+    screen.system.ok(f"patternlockd reset {user}")
+
+
+def test_use_password_clicked_then_the_password_clicked_unlocks_and_counts_no_attempt(screen):
+    """Before any pattern: "Use password" under the grid, clicked, opens the
+    field with the keyboard; the password clicked key by key unlocks, and the
+    daemon hears nothing, so no attempt is counted."""
+    user = screen.user("plscr", PASSWORD, pattern=PATTERN)
+    with Desk(screen.system, user, PASSWORD) as desk:
+        lock = Lock(desk)
+        lock.await_prompt("pattern")
+        _, idle = lock.grid()
+        text = desk.read(idle)
+        assert "Use password" in text, text
+        typer = ClickTyper(lock)
+        mark = lock.mark()
+        typer.shown(typer.button("Use password"))
+        lock.await_line("use password", since=mark)
+        typer.type(PASSWORD)
+        typer.tap("Enter")
+        assert keyboards(desk) == [], "the seat has a keyboard: a key may have come from it"
+        lock.unlocked()
+        assert not lock.lines("attempt result=failure"), lock.log()
+        assert screen.verify_lines(user) == [], "the password reached the daemon"
+        status = screen.system.run(f"patternlockd status {user}").stdout
+        assert f"{user}: enrolled, 0 failures, 5 attempts left" in status, status
 
 
 def test_the_password_typed_without_drawing_unlocks_and_never_reaches_the_daemon(screen):
