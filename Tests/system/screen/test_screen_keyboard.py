@@ -7,23 +7,17 @@ draws, found by its label in the locker's --debug description of its keyboard
 (the keymap's labels, never what was typed) and checked on a screenshot by
 OCR. The locker runs as a throwaway user with the real module, the real daemon
 and the real pam_unix (the password set with chpasswd)."""
-import re
 
 import pytest
 
 from harness.pam_support import failures, set_password
+from harness.screen_keyboard import described_button, described_keys
 from harness.screen_support import Compositor, Locker, ocr, write_pam_d
 from harness.screen_touch import RIGHT_DRAG, WRONG_DRAG, private_binaries, unlocked, verify_results
 
-KEY = re.compile(r'\[((?:"(?:[^"\\]|\\.)*",?)+)\]@(-?\d+),(-?\d+)')
-LABEL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # The levels the locker lists for each key (OnScreenKeyboard.describedLevels),
 # and the modifier keys a person taps for each.
 LEVELS = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
-
-
-def unquote(label):
-    return re.sub(r"\\(.)", r"\1", label)
 
 
 class TouchTyper:
@@ -44,9 +38,8 @@ class TouchTyper:
         self.locker.debug(r"^keyboard .* page=symbols ", start=start)
         out = {}
         for line in self.locker.said(r"^keyboard ", start=start)[-2:]:
-            page = re.search(r" page=(\w+) ", line).group(1)
-            out[page] = [([unquote(x) for x in LABEL.findall(m.group(1))], (int(m.group(2)), int(m.group(3))))
-                         for m in KEY.finditer(line)]
+            page, keys = described_keys(line)
+            out[page] = keys
         return out
 
     def shown(self, start=0):
@@ -76,11 +69,10 @@ class TouchTyper:
 
     def button(self, label):
         self.locker.debug(r"^button ")
-        line = self.locker.said(r"^button ")[-1]
-        name, x, y = re.search(r'button "(.*)"@(-?\d+),(-?\d+)', line).groups()
+        name, centre = described_button(self.locker.said(r"^button ")[-1])
         assert name == label, f"the button says {name!r}, not {label!r}"
         mark = len(self.locker.lines)
-        self.tap_at(int(x), int(y))
+        self.tap_at(*centre)
         return mark
 
     def type(self, text):
