@@ -23,10 +23,20 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
   (static runtime, as the locker is built) that do nothing but wait, so the
   part of the figure any Swift program pays is measured in the same run. The
   issue's targets are printed beside patternlock-screen's (locker private
-  memory under 4 MB, PAM child under 2 MB); nothing checks them;
+  memory under 4 MB, PAM child under 2 MB); nothing checks them. Each figure
+  is the median of MEMORY_RUNS lockers started one after the other, each read
+  once 1.5 s after its screen was drawn, with the lowest and highest: the
+  pages of a shared-memory (wl_shm) buffer count as the locker's private
+  memory until the compositor has read them, and a frame replaced before sway
+  drew it leaves its buffer unread, so the figure says how much of it is
+  buffers. For patternlock-screen, its private memory by kind too (of the
+  median locker, from /proc/PID/smaps): the buffers, the code and the
+  relocated data of its program and of the libraries, the font files, heap,
+  anonymous mappings and stack. The container's files written by apt-get live
+  on a tmpfs, so the program's pages count as dirty there;
 - idle: wake-ups (voluntary + involuntary context switches of every thread,
   /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
-  with nothing happening;
+  with nothing happening (the first of those lockers, after its reading);
 - memory over ATTEMPTS attempts (patternlock-screen only): one locker, a wrong
   pattern dragged ATTEMPTS times with the virtual pointer, each one a real
   attempt (the PAM child answers it, the module sends VERIFY, the daemon
@@ -56,9 +66,9 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
 
 A locker that cannot run there (gtklock failing to lock) gets a figure saying
 why, with what it printed, instead of a number. Figures are medians: exec to
-locked over ROUNDS runs, drawing and the request (p50) over their events;
-memory, wake-ups and the attempts are one locker each. Nothing here passes or
-fails."""
+locked over ROUNDS runs, memory over MEMORY_RUNS lockers, drawing and the
+request (p50) over their events; wake-ups and the attempts are one
+locker each. Nothing here passes or fails."""
 import os
 import pathlib
 import re
@@ -102,6 +112,8 @@ WRONG_PATTERN = "12369"
 BEFORE_RESET = 4
 # Memory is read after attempt 1, this one and the last: a leak grows from here on, a warm-up does not.
 CHECKPOINT = 10
+# Lockers each memory figure is the median of (one reading each).
+MEMORY_RUNS = int(os.environ.get("BENCH_MEMORY_RUNS", "5"))
 DESKTOP = (0x00, 0xAA, 0x00)  # the colour screen_session.sh gives sway's desktop
 # Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
 MEMORY_PEERS = {"swaylock --indicator-idle-visible": ("swaylock -c 336699 --indicator-idle-visible", "-f")}
@@ -177,6 +189,76 @@ def host_pid(leader, pid):
     raise AssertionError(f"no process of the container has the pid {pid}")
 
 
+def is_buffer(path):
+    """Whether a mapping is a shared-memory buffer (a wl_shm pool's file)."""
+    return path.startswith("/memfd:") or path.startswith("/dev/shm")
+
+
+def resident_parts(maps, program):
+    """Resident KiB of the mappings `maps` by kind: shared libraries, the
+    program's own file, shared-memory buffers (memfd), heap and anonymous."""
+    parts = {"libraries": 0, "program": 0, "buffers": 0, "heap and anonymous": 0, "other": 0}
+    for where, _, kb in maps:
+        if is_buffer(where):
+            kind = "buffers"
+        elif where.endswith("/" + program):
+            kind = "program"
+        elif ".so" in where:
+            kind = "libraries"
+        elif where in ("", "[heap]", "[stack]"):
+            kind = "heap and anonymous"
+        else:
+            kind = "other"
+        parts[kind] += kb.get("Rss", 0)
+    return parts
+
+
+def private_parts(maps, program):
+    """Private KiB (Private_Clean + Private_Dirty) of the mappings `maps` by
+    kind, finer than resident_parts: the program's code and its data (what the
+    loader relocated, its variables), the libraries' likewise, the font files
+    and fontconfig's caches, heap, anonymous mappings, stack."""
+    parts = dict.fromkeys(["shm buffers", "program code", "program data", "libraries code", "libraries data",
+                           "fonts", "heap", "anonymous", "stack", "other"], 0)
+    for where, permissions, kb in maps:
+        code = "x" in permissions
+        if is_buffer(where):
+            kind = "shm buffers"
+        elif where.endswith("/" + program):
+            kind = "program code" if code else "program data"
+        elif ".so" in where:
+            kind = "libraries code" if code else "libraries data"
+        elif "/fonts/" in where or "/fontconfig/" in where:
+            kind = "fonts"
+        elif where in ("[heap]", "[stack]"):
+            kind = where.strip("[]")
+        elif where == "":
+            kind = "anonymous"
+        else:
+            kind = "other"
+        parts[kind] += kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)
+    return parts
+
+
+class Reading:
+    """One locker's memory, read once: its (resident, private) KiB, each PAM
+    child's, and its mappings."""
+
+    def __init__(self, own, children, maps):
+        self.own, self.children, self.maps = own, children, maps
+
+    @property
+    def buffers(self):
+        """Private KiB of its shared-memory buffers."""
+        return sum(kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0) for where, _, kb in self.maps
+                   if is_buffer(where))
+
+
+def median_reading(readings):
+    """The reading whose locker private memory is the median (the lower middle one)."""
+    return sorted(readings, key=lambda r: r.own[1])[(len(readings) - 1) // 2]
+
+
 class LockerFailed(Exception):
     """The locker did not lock (or did not unlock): why, with what it printed."""
 
@@ -202,39 +284,27 @@ class Bench:
         rollup = self.sh(f"cat /proc/{pid}/smaps_rollup")
         return kib(status, "VmRSS"), kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty")
 
-    def resident_parts(self, pid, program):
-        """Resident KiB of `pid` by kind of mapping: shared libraries, the
-        program's own file, shared-memory buffers (memfd), heap and anonymous."""
-        parts = {"libraries": 0, "program": 0, "buffers": 0, "heap and anonymous": 0, "other": 0}
-        where = None
+    def mappings(self, pid):
+        """The mappings of `pid` (/proc/PID/smaps): [(path, permissions, {field: KiB})]."""
+        maps = []
         for line in self.sh(f"cat /proc/{pid}/smaps").splitlines():
             if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
                 fields = line.split()
-                where = fields[5] if len(fields) > 5 else ""
-            elif line.startswith("Rss:"):
-                kb = int(line.split()[1])
-                if where.startswith("/memfd:") or where.startswith("/dev/shm"):
-                    parts["buffers"] += kb
-                elif where.endswith("/" + program):
-                    parts["program"] += kb
-                elif ".so" in where:
-                    parts["libraries"] += kb
-                elif where in ("", "[heap]", "[stack]"):
-                    parts["heap and anonymous"] += kb
-                else:
-                    parts["other"] += kb
-        return parts
+                maps.append((fields[5] if len(fields) > 5 else "", fields[1], {}))
+            elif m := re.match(r"^(\w+):\s+(\d+) kB", line):
+                maps[-1][2][m.group(1)] = int(m.group(2))
+        return maps
 
     def floor(self, language):
-        """Resident KiB of a program in `language` that only waits."""
+        """(Resident, private) KiB of a program in `language` that only waits, and its resident parts."""
         binary = BUILD / f"floor-{language.lower()}"
         shutil.copy(binary, pathlib.Path(self.system.merged) / "usr/local/bin" / binary.name)
         self.sh(f"setsid /usr/local/bin/{binary.name} </dev/null >/dev/null 2>&1 & sleep 0.5")
         pid = self.sh(f"pgrep -x {binary.name}").strip()
-        rss, _ = self.memory(pid)
-        parts = self.resident_parts(pid, binary.name)
+        memory = self.memory(pid)
+        parts = resident_parts(self.mappings(pid), binary.name)
         self.sh(f"kill {pid}")
-        return rss, parts
+        return memory, parts
 
     def parked_pointer(self):
         """The desk's virtual pointer, moved to a corner before a locker starts:
@@ -281,7 +351,9 @@ class Bench:
         """Whether sway's desktop shows (no lock surface yet): one corner, grabbed small."""
         return self.desk.screen("HEADLESS-1", region=(0, 0, 8, 8)).pixel(4, 4) == DESKTOP
 
-    def idle_and_memory(self, command):
+    def lock(self, command):
+        """Starts `command` in the session; returns its number once it shows a
+        lock screen and has settled."""
         n = self.desk.start("exec " + command)
         time.sleep(1.5)  # locked, drawn, the PAM child waiting for an answer
         if self.desktop_showing():
@@ -295,21 +367,29 @@ class Bench:
                 raise LockerFailed(f"`{command}` exited {self.desk.rc(n)} before locking: "
                                    + printed(self.desk.out(n)))
             time.sleep(1.5)
-        pid = self.desk.pid(n)
-        pam = self.children(pid)
-        before = self.switches([pid, *pam])
-        time.sleep(IDLE)
-        wakeups = self.switches([pid, *pam]) - before
-        own = self.memory(pid)
-        parts = self.resident_parts(pid, command.split()[0])
-        child = [self.memory(p) for p in pam]
-        try:
-            self.unlock(n)
-        except AssertionError:
-            self.sh(f"kill {pid}; true")
-            raise LockerFailed(f"`{command}` locked but the password typed with wtype did not unlock it: "
-                               + printed(self.desk.out(n)))
-        return wakeups, own, child, parts
+        return n
+
+    def idle_and_memory(self, command):
+        """MEMORY_RUNS lockers started one after the other, each read once
+        when settled (a Reading each), and the wake-ups of the first over IDLE
+        seconds after that."""
+        wakeups, readings = None, []
+        for run in range(MEMORY_RUNS):
+            n = self.lock(command)
+            pid = self.desk.pid(n)
+            pam = self.children(pid)
+            readings.append(Reading(self.memory(pid), [self.memory(p) for p in pam], self.mappings(pid)))
+            if run == 0:
+                before = self.switches([pid, *pam])
+                time.sleep(IDLE)
+                wakeups = self.switches([pid, *pam]) - before
+            try:
+                self.unlock(n)
+            except AssertionError:
+                self.sh(f"kill {pid}; true")
+                raise LockerFailed(f"`{command}` locked but the password typed with wtype did not unlock it: "
+                                   + printed(self.desk.out(n)))
+        return wakeups, readings
 
     def attempts(self):
         """Memory of patternlock-screen (locker, and the PAM child waiting for
@@ -486,6 +566,36 @@ def built_debs():
     return debs
 
 
+def memory_figures(locker, command, wakeups, readings):
+    """The memory figures of `locker` from its MEMORY_RUNS readings, and its
+    idle wake-ups."""
+    name = locker
+    reading = median_reading(readings)
+    (rss, private), child = reading.own, reading.children
+    privates = [r.own[1] for r in readings]
+    spread = (f" (median of {len(readings)} lockers, {mb(min(privates))} to {mb(max(privates))}; "
+              f"shm buffers {mb(reading.buffers)} of it)" if len(readings) > 1 else "")
+    children = [c for r in readings for c in r.children]
+    if children:
+        rss_child, private_child = sorted(children, key=lambda c: c[1])[(len(children) - 1) // 2]
+        pam = f"resident {mb(rss_child)}, private {mb(private_child)}" + (
+            f" (median of {len(children)})" if len(children) > 1 else "")
+    else:
+        pam = "none while idle (it forks one per submitted password)"
+    target = f" ({TARGETS})" if locker == "patternlock-screen" else ""
+    figure(f"{name} memory at {SIZE[0]}x{SIZE[1]}",
+           f"locker resident {mb(rss)}, private {mb(private)}{spread}; PAM child {pam}{target}")
+    program = command.split()[0]
+    figure(f"{name} resident pages",
+           ", ".join(f"{k} {mb(v)}" for k, v in resident_parts(reading.maps, program).items()))
+    if locker == "patternlock-screen":
+        figure(f"{name} private memory by kind", ", ".join(
+            f"{k} {mb(v)}" for k, v in private_parts(reading.maps, program).items() if v))
+    if locker in LOCKERS:
+        figure(f"{name} idle wake-ups over {IDLE:.0f} s",
+               f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
+
+
 def main():
     # "drawing", "request" or "attempts": that figure alone; "gtklock": gtklock's figures alone
     only = os.environ.get("BENCH_SCREEN_ONLY", "")
@@ -521,21 +631,13 @@ def main():
                              f"max {max(times):.1f}, {ROUNDS} runs)")
             for locker, (command, _) in [*lockers.items(), *(MEMORY_PEERS.items() if not only else [])]:
                 try:
-                    wakeups, (rss, private), child, parts = bench.idle_and_memory(command)
+                    wakeups, readings = bench.idle_and_memory(command)
                 except LockerFailed as e:
                     if locker not in MAY_FAIL:
                         raise
                     figure(f"{locker} memory and idle wake-ups", f"not measured: {e}")
                     continue
-                pam = (", ".join(f"resident {mb(r)}, private {mb(p)}" for r, p in child)
-                       or "none while idle (it forks one per submitted password)")
-                target = f" ({TARGETS})" if locker == "patternlock-screen" else ""
-                figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
-                       f"locker resident {mb(rss)}, private {mb(private)}; PAM child {pam}{target}")
-                figure(f"{locker} resident pages", ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
-                if locker in LOCKERS:
-                    figure(f"{locker} idle wake-ups over {IDLE:.0f} s",
-                           f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
+                memory_figures(locker, command, wakeups, readings)
             if only in ("", "attempts"):
                 measured, took = bench.attempts()
                 for who, which, target in (("locker", 0, "under 4 MB"), ("PAM child", 1, "under 2 MB")):
@@ -552,9 +654,10 @@ def main():
             if only in ("attempts", "gtklock"):
                 return
             for language in ([] if only else FLOORS):
-                rss, parts = bench.floor(language)
+                (rss, private), parts = bench.floor(language)
                 figure(f"{language} program that only waits (the language's floor)",
-                       f"resident {mb(rss)}: " + ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
+                       f"resident {mb(rss)}, private {mb(private)}: "
+                       + ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
             if only in ("", "request"):
                 shares, requests = [], []
                 for _ in range(UNLOCKS):
