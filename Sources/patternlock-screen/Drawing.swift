@@ -27,6 +27,20 @@ extension App {
         for o in outputs where o.dirty { draw(o) }
     }
 
+    /// Everything of the state the renderer draws (keep in step with
+    /// `Renderer.draw`): two states with the same look draw the same screen.
+    func screenLook() -> [String] {
+        let s = state
+        let kb = s.keyboard
+        let end = s.gesture.lineEnd.map { "\($0.x),\($0.y)" } ?? "-"
+        return [
+            "\(s.showsGrid) \(s.showsField) \(s.showsKeyboard) \(s.showsBackHint) \(s.showsFieldInClear)",
+            "\(s.offersPassword) \(s.offersKeyboard) \(s.flashing) \(s.options.hidePath)",
+            "\(kb.page) \(kb.level.rawValue) \(kb.keymap.group) \(s.field.characters) \(s.gesture.dots) \(end)",
+            s.promptText ?? "", s.notice ?? "", s.messages.joined(separator: "\n"),
+        ]
+    }
+
     /// For `--debug` (and the tests, which tap keys by what they type): the
     /// screen's button, or each page of the on-screen keyboard with each key's
     /// centre and what it types at each level (`OnScreenKeyboard.describedLevels`).
