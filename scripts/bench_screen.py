@@ -23,10 +23,24 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
   (static runtime, as the locker is built) that do nothing but wait, so the
   part of the figure any Swift program pays is measured in the same run. The
   issue's targets are printed beside patternlock-screen's (locker private
-  memory under 4 MB, PAM child under 2 MB); nothing checks them;
+  memory under 4 MB, PAM child under 2 MB); nothing checks them. Each figure
+  is the median of MEMORY_RUNS lockers started one after the other, each read
+  once 1.5 s after its screen was drawn, with the lowest and highest: the
+  pages of a shared-memory (wl_shm) buffer count as the locker's private
+  memory until the compositor has read them, and a frame replaced before sway
+  drew it leaves its buffer unread, so the figure says how much of it is
+  buffers. For patternlock-screen, its private memory by kind too (of the
+  median locker, from /proc/PID/smaps): the buffers, the code and the
+  relocated data of its program and of the libraries, the font files, heap,
+  anonymous mappings and stack. The container's files written by apt-get live
+  on a tmpfs, so the program's pages count as dirty there;
 - idle: wake-ups (voluntary + involuntary context switches of every thread,
   /proc/PID/task/*/status) of the locker and its PAM child over IDLE seconds
-  with nothing happening;
+  with nothing happening (the first of those lockers, after its reading);
+- keyboard shown (patternlock-screen only): memory and idle wake-ups as
+  above, with the on-screen keyboard shown: the locker runs with --debug, which
+  says where its "Use password" button and its keys are, and the button is
+  clicked with the virtual pointer;
 - memory over ATTEMPTS attempts (patternlock-screen only): one locker, a wrong
   pattern dragged ATTEMPTS times with the virtual pointer, each one a real
   attempt (the PAM child answers it, the module sends VERIFY, the daemon
@@ -43,6 +57,11 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
   from a wl_pointer.motion the locker received to its next wl_surface.commit,
   from the timestamps WAYLAND_DEBUG=client prints, over a long drag (p50, p99).
   WAYLAND_DEBUG's own printing is inside the figure: it is an upper bound;
+- key tap to commit (patternlock-screen only): the same, from the
+  wl_pointer.button (pressed) the locker received to its next commit, over
+  TAPS clicks on character keys of the on-screen keyboard, each to a frame
+  with one more mask dot (p50, p99): after every FIELD_RUN characters as many
+  Backspaces, not counted, empty the field, so it stays short;
 - finger lifted to the daemon's request (patternlock-screen only): the right
   pattern dragged UNLOCKS times, the locker and its waiting PAM child traced
   from this machine by `strace -f -ttt -T` (the product is not changed), from
@@ -56,9 +75,9 @@ ext-session-lock-v1) is the one a user picks who wants a UI drawn:
 
 A locker that cannot run there (gtklock failing to lock) gets a figure saying
 why, with what it printed, instead of a number. Figures are medians: exec to
-locked over ROUNDS runs, drawing and the request (p50) over their events;
-memory, wake-ups and the attempts are one locker each. Nothing here passes or
-fails."""
+locked over ROUNDS runs, memory over MEMORY_RUNS lockers, drawing, key taps
+and the request (p50) over their events; wake-ups and the attempts are one
+locker each. Nothing here passes or fails."""
 import os
 import pathlib
 import re
@@ -75,6 +94,7 @@ sys.path.insert(0, str(ROOT / "Tests" / "system"))
 from harness import trixie  # noqa: E402
 from harness.screen_desk import Desk, build_vpointer  # noqa: E402
 from harness.screen_image import find_grid  # noqa: E402
+from harness.screen_keyboard import described_button, described_keys  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 IDLE = float(os.environ.get("BENCH_IDLE_SECONDS", "10"))
@@ -102,6 +122,15 @@ WRONG_PATTERN = "12369"
 BEFORE_RESET = 4
 # Memory is read after attempt 1, this one and the last: a leak grows from here on, a warm-up does not.
 CHECKPOINT = 10
+# Lockers each memory figure is the median of (one reading each).
+MEMORY_RUNS = int(os.environ.get("BENCH_MEMORY_RUNS", "5"))
+# Taps on character keys of the on-screen keyboard; after every FIELD_RUN as many
+# Backspaces empty the field, so each tap adds one mask dot to a short field.
+TAPS = int(os.environ.get("BENCH_TAPS", "200"))
+FIELD_RUN = 8
+# What the locker receives, as WAYLAND_DEBUG=client prints it.
+MOTION = r"wl_pointer#\d+\.motion\("
+PRESS = r"wl_pointer#\d+\.button\(\d+, \d+, 272, 1\)"  # BTN_LEFT pressed
 DESKTOP = (0x00, 0xAA, 0x00)  # the colour screen_session.sh gives sway's desktop
 # Memory only: swaylock drawing at idle too (its ring, as the grid is always drawn).
 MEMORY_PEERS = {"swaylock --indicator-idle-visible": ("swaylock -c 336699 --indicator-idle-visible", "-f")}
@@ -125,6 +154,34 @@ def percentiles(values):
     """(p50, max) of values."""
     values = sorted(values)
     return values[len(values) // 2], values[-1]
+
+
+def p50_p99(values):
+    """(p50, p99) of values."""
+    values = sorted(values)
+    return values[len(values) // 2], values[min(len(values) - 1, int(len(values) * 0.99))]
+
+
+def to_commit(log, event, counted=lambda i: True):
+    """Milliseconds from events the locker received (lines of its
+    WAYLAND_DEBUG=client log matching the regex `event`) to its next
+    wl_surface.commit, by the timestamps WAYLAND_DEBUG prints: one figure a
+    commit, from the first event since the last one (events drawn in one frame
+    count once). counted(i) says whether the i-th event matched (from 0) may
+    start a figure. Returns the figures and how many events matched."""
+    latencies, pending, seen = [], None, 0
+    for line in log.splitlines():
+        m = re.match(r"\[\s*(\d+\.\d+)\]", line)
+        if not m:
+            continue
+        if " -> " not in line and re.search(event, line):
+            if pending is None and counted(seen):
+                pending = float(m.group(1))
+            seen += 1
+        elif pending is not None and re.search(r"-> wl_surface#\d+\.commit\(", line):
+            latencies.append(float(m.group(1)) - pending)
+            pending = None
+    return latencies, seen
 
 
 # One line of `strace -f -ttt -T -o FILE`: pid, time, then a call, an
@@ -177,6 +234,76 @@ def host_pid(leader, pid):
     raise AssertionError(f"no process of the container has the pid {pid}")
 
 
+def is_buffer(path):
+    """Whether a mapping is a shared-memory buffer (a wl_shm pool's file)."""
+    return path.startswith("/memfd:") or path.startswith("/dev/shm")
+
+
+def resident_parts(maps, program):
+    """Resident KiB of the mappings `maps` by kind: shared libraries, the
+    program's own file, shared-memory buffers (memfd), heap and anonymous."""
+    parts = {"libraries": 0, "program": 0, "buffers": 0, "heap and anonymous": 0, "other": 0}
+    for where, _, kb in maps:
+        if is_buffer(where):
+            kind = "buffers"
+        elif where.endswith("/" + program):
+            kind = "program"
+        elif ".so" in where:
+            kind = "libraries"
+        elif where in ("", "[heap]", "[stack]"):
+            kind = "heap and anonymous"
+        else:
+            kind = "other"
+        parts[kind] += kb.get("Rss", 0)
+    return parts
+
+
+def private_parts(maps, program):
+    """Private KiB (Private_Clean + Private_Dirty) of the mappings `maps` by
+    kind, finer than resident_parts: the program's code and its data (what the
+    loader relocated, its variables), the libraries' likewise, the font files
+    and fontconfig's caches, heap, anonymous mappings, stack."""
+    parts = dict.fromkeys(["shm buffers", "program code", "program data", "libraries code", "libraries data",
+                           "fonts", "heap", "anonymous", "stack", "other"], 0)
+    for where, permissions, kb in maps:
+        code = "x" in permissions
+        if is_buffer(where):
+            kind = "shm buffers"
+        elif where.endswith("/" + program):
+            kind = "program code" if code else "program data"
+        elif ".so" in where:
+            kind = "libraries code" if code else "libraries data"
+        elif "/fonts/" in where or "/fontconfig/" in where:
+            kind = "fonts"
+        elif where in ("[heap]", "[stack]"):
+            kind = where.strip("[]")
+        elif where == "":
+            kind = "anonymous"
+        else:
+            kind = "other"
+        parts[kind] += kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)
+    return parts
+
+
+class Reading:
+    """One locker's memory, read once: its (resident, private) KiB, each PAM
+    child's, and its mappings."""
+
+    def __init__(self, own, children, maps):
+        self.own, self.children, self.maps = own, children, maps
+
+    @property
+    def buffers(self):
+        """Private KiB of its shared-memory buffers."""
+        return sum(kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0) for where, _, kb in self.maps
+                   if is_buffer(where))
+
+
+def median_reading(readings):
+    """The reading whose locker private memory is the median (the lower middle one)."""
+    return sorted(readings, key=lambda r: r.own[1])[(len(readings) - 1) // 2]
+
+
 class LockerFailed(Exception):
     """The locker did not lock (or did not unlock): why, with what it printed."""
 
@@ -202,39 +329,27 @@ class Bench:
         rollup = self.sh(f"cat /proc/{pid}/smaps_rollup")
         return kib(status, "VmRSS"), kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty")
 
-    def resident_parts(self, pid, program):
-        """Resident KiB of `pid` by kind of mapping: shared libraries, the
-        program's own file, shared-memory buffers (memfd), heap and anonymous."""
-        parts = {"libraries": 0, "program": 0, "buffers": 0, "heap and anonymous": 0, "other": 0}
-        where = None
+    def mappings(self, pid):
+        """The mappings of `pid` (/proc/PID/smaps): [(path, permissions, {field: KiB})]."""
+        maps = []
         for line in self.sh(f"cat /proc/{pid}/smaps").splitlines():
             if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
                 fields = line.split()
-                where = fields[5] if len(fields) > 5 else ""
-            elif line.startswith("Rss:"):
-                kb = int(line.split()[1])
-                if where.startswith("/memfd:") or where.startswith("/dev/shm"):
-                    parts["buffers"] += kb
-                elif where.endswith("/" + program):
-                    parts["program"] += kb
-                elif ".so" in where:
-                    parts["libraries"] += kb
-                elif where in ("", "[heap]", "[stack]"):
-                    parts["heap and anonymous"] += kb
-                else:
-                    parts["other"] += kb
-        return parts
+                maps.append((fields[5] if len(fields) > 5 else "", fields[1], {}))
+            elif m := re.match(r"^(\w+):\s+(\d+) kB", line):
+                maps[-1][2][m.group(1)] = int(m.group(2))
+        return maps
 
     def floor(self, language):
-        """Resident KiB of a program in `language` that only waits."""
+        """(Resident, private) KiB of a program in `language` that only waits, and its resident parts."""
         binary = BUILD / f"floor-{language.lower()}"
         shutil.copy(binary, pathlib.Path(self.system.merged) / "usr/local/bin" / binary.name)
         self.sh(f"setsid /usr/local/bin/{binary.name} </dev/null >/dev/null 2>&1 & sleep 0.5")
         pid = self.sh(f"pgrep -x {binary.name}").strip()
-        rss, _ = self.memory(pid)
-        parts = self.resident_parts(pid, binary.name)
+        memory = self.memory(pid)
+        parts = resident_parts(self.mappings(pid), binary.name)
         self.sh(f"kill {pid}")
-        return rss, parts
+        return memory, parts
 
     def parked_pointer(self):
         """The desk's virtual pointer, moved to a corner before a locker starts:
@@ -281,8 +396,29 @@ class Bench:
         """Whether sway's desktop shows (no lock surface yet): one corner, grabbed small."""
         return self.desk.screen("HEADLESS-1", region=(0, 0, 8, 8)).pixel(4, 4) == DESKTOP
 
-    def idle_and_memory(self, command):
-        n = self.desk.start("exec " + command)
+    def show_keyboard(self, n, pointer):
+        """Clicks "Use password" with the virtual pointer on the locker of command
+        n (run with --debug, which says where its button and keys are) and waits
+        for its on-screen keyboard: the keys of its letters page, [(labels, (x, y))]."""
+        def said(kind):
+            return re.findall(rf"^patternlock-screen: ({kind} .*)$", self.desk.out(n), re.M)
+
+        label, centre = described_button(self.desk.poll(lambda: said("button"), "the locker's button")[-1])
+        assert label == "Use password", f"the locker's button says {label!r}, not Use password"
+        described = len(said("keyboard"))
+        pointer.move(*centre)
+        pointer.press()
+        pointer.release()
+        lines = self.desk.poll(lambda: len(said("keyboard")) >= described + 2 and said("keyboard"),
+                               "the on-screen keyboard after a click on Use password")
+        return dict(described_keys(line) for line in lines[-2:])["letters"]
+
+    def lock(self, command, keyboard=False):
+        """Starts `command` in the session; returns its number once it shows a
+        lock screen and has settled (with `keyboard`, its on-screen keyboard
+        shown after a click on "Use password")."""
+        pointer = self.parked_pointer() if keyboard else None  # before the locker: see desk.pointer
+        n = self.desk.start("exec " + command + (" --debug" if keyboard else ""))
         time.sleep(1.5)  # locked, drawn, the PAM child waiting for an answer
         if self.desktop_showing():
             # Not drawn yet (a slow start): wait for it, then as long again to settle.
@@ -295,21 +431,32 @@ class Bench:
                 raise LockerFailed(f"`{command}` exited {self.desk.rc(n)} before locking: "
                                    + printed(self.desk.out(n)))
             time.sleep(1.5)
-        pid = self.desk.pid(n)
-        pam = self.children(pid)
-        before = self.switches([pid, *pam])
-        time.sleep(IDLE)
-        wakeups = self.switches([pid, *pam]) - before
-        own = self.memory(pid)
-        parts = self.resident_parts(pid, command.split()[0])
-        child = [self.memory(p) for p in pam]
-        try:
-            self.unlock(n)
-        except AssertionError:
-            self.sh(f"kill {pid}; true")
-            raise LockerFailed(f"`{command}` locked but the password typed with wtype did not unlock it: "
-                               + printed(self.desk.out(n)))
-        return wakeups, own, child, parts
+        if keyboard:
+            self.show_keyboard(n, pointer)
+            time.sleep(1.5)
+        return n
+
+    def idle_and_memory(self, command, keyboard=False):
+        """MEMORY_RUNS lockers started one after the other, each read once
+        when settled (a Reading each), and the wake-ups of the first over IDLE
+        seconds after that."""
+        wakeups, readings = None, []
+        for run in range(MEMORY_RUNS):
+            n = self.lock(command, keyboard)
+            pid = self.desk.pid(n)
+            pam = self.children(pid)
+            readings.append(Reading(self.memory(pid), [self.memory(p) for p in pam], self.mappings(pid)))
+            if run == 0:
+                before = self.switches([pid, *pam])
+                time.sleep(IDLE)
+                wakeups = self.switches([pid, *pam]) - before
+            try:
+                self.unlock(n)
+            except AssertionError:
+                self.sh(f"kill {pid}; true")
+                raise LockerFailed(f"`{command}` locked but the password typed with wtype did not unlock it: "
+                                   + printed(self.desk.out(n)))
+        return wakeups, readings
 
     def attempts(self):
         """Memory of patternlock-screen (locker, and the PAM child waiting for
@@ -436,16 +583,44 @@ class Bench:
         assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
         log = self.desk.out(n)
         (ROOT / "build" / "bench-screen-wayland-debug.log").write_text(log)
-        latencies, pending = [], None
-        for line in log.splitlines():
-            m = re.match(r"\[\s*(\d+\.\d+)\]", line)
-            if not m:
-                continue
-            if re.search(r"wl_pointer#\d+\.motion\(", line) and " -> " not in line:
-                pending = pending if pending is not None else float(m.group(1))
-            elif pending is not None and re.search(r"-> wl_surface#\d+\.commit\(", line):
-                latencies.append(float(m.group(1)) - pending)
-                pending = None
+        return to_commit(log, MOTION)[0]
+
+    def typing(self):
+        """Key tap to commit latencies (ms): TAPS clicks on character keys of
+        the on-screen keyboard, each to the frame with one more mask dot, from
+        WAYLAND_DEBUG (the Backspaces between them are not counted)."""
+        pointer = self.parked_pointer()
+        n = self.desk.start("WAYLAND_DEBUG=client exec patternlock-screen --debug -c 336699")
+        self.desk.poll(lambda: "ext_session_lock_v1" in self.desk.out(n) and "locked()" in self.desk.out(n),
+                       "patternlock-screen locked")
+        time.sleep(1)
+        keys = self.show_keyboard(n, pointer)
+        characters = [centre for labels, centre in keys if len(labels) > 1 and labels[0] != " "]
+        backspace = next(centre for labels, centre in keys if labels == ["⌫"])
+        counted = [False]  # the click on Use password
+
+        def tap(centre, character):
+            # Press and release 25 ms apart, and 25 ms before the next key:
+            # each tap's frame is its own, as in drawing.
+            pointer.move(*centre)
+            pointer.press()
+            time.sleep(0.025)
+            pointer.release()
+            time.sleep(0.025)
+            counted.append(character)
+
+        for i in range(TAPS):
+            tap(characters[i % len(characters)], True)
+            if (i + 1) % FIELD_RUN == 0 or i + 1 == TAPS:
+                for _ in range(i % FIELD_RUN + 1):
+                    tap(backspace, False)
+        time.sleep(0.5)
+        self.desk.type_secret(PASSWORD)  # the field is empty again: the password alone unlocks
+        assert self.desk.ended(n) == 0, self.desk.out(n)[-2000:]
+        log = self.desk.out(n)
+        (ROOT / "build" / "bench-screen-keyboard-wayland-debug.log").write_text(log)
+        latencies, presses = to_commit(log, PRESS, lambda i: i < len(counted) and counted[i])
+        assert presses == len(counted), f"the locker received {presses} button presses, {len(counted)} were sent"
         return latencies
 
 
@@ -486,12 +661,42 @@ def built_debs():
     return debs
 
 
+def memory_figures(locker, name, command, wakeups, readings):
+    """The memory figures of `locker` (`name`: it, and how it was shown) from
+    its MEMORY_RUNS readings, and its idle wake-ups."""
+    reading = median_reading(readings)
+    (rss, private), child = reading.own, reading.children
+    privates = [r.own[1] for r in readings]
+    spread = (f" (median of {len(readings)} lockers, {mb(min(privates))} to {mb(max(privates))}; "
+              f"shm buffers {mb(reading.buffers)} of it)" if len(readings) > 1 else "")
+    children = [c for r in readings for c in r.children]
+    if children:
+        rss_child, private_child = sorted(children, key=lambda c: c[1])[(len(children) - 1) // 2]
+        pam = f"resident {mb(rss_child)}, private {mb(private_child)}" + (
+            f" (median of {len(children)})" if len(children) > 1 else "")
+    else:
+        pam = "none while idle (it forks one per submitted password)"
+    target = f" ({TARGETS})" if locker == "patternlock-screen" else ""
+    figure(f"{name} memory at {SIZE[0]}x{SIZE[1]}",
+           f"locker resident {mb(rss)}, private {mb(private)}{spread}; PAM child {pam}{target}")
+    program = command.split()[0]
+    figure(f"{name} resident pages",
+           ", ".join(f"{k} {mb(v)}" for k, v in resident_parts(reading.maps, program).items()))
+    if locker == "patternlock-screen":
+        figure(f"{name} private memory by kind", ", ".join(
+            f"{k} {mb(v)}" for k, v in private_parts(reading.maps, program).items() if v))
+    if locker in LOCKERS:
+        figure(f"{name} idle wake-ups over {IDLE:.0f} s",
+               f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
+
+
 def main():
-    # "drawing", "request" or "attempts": that figure alone; "gtklock": gtklock's figures alone
+    # "drawing", "request" or "attempts": that figure alone; "gtklock": gtklock's figures alone;
+    # "keyboard": patternlock-screen's with its on-screen keyboard shown
     only = os.environ.get("BENCH_SCREEN_ONLY", "")
-    if only not in ("", "drawing", "request", "attempts", "gtklock"):
-        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, attempts, gtklock, or nothing "
-                 "for all of them.")
+    if only not in ("", "drawing", "request", "attempts", "gtklock", "keyboard"):
+        sys.exit(f"BENCH_SCREEN_ONLY={only} names no figure; give drawing, request, attempts, gtklock, keyboard, "
+                 "or nothing for all of them.")
     if os.geteuid() != 0:
         sys.exit("make bench-screen needs root: it boots a Debian 13 container (systemd-nspawn) and traces the "
                  "locker with strace; run it as root.")
@@ -519,23 +724,20 @@ def main():
                     continue
                 figure(what, f"median {statistics.median(times):.1f} ms (min {min(times):.1f}, "
                              f"max {max(times):.1f}, {ROUNDS} runs)")
-            for locker, (command, _) in [*lockers.items(), *(MEMORY_PEERS.items() if not only else [])]:
+            memory = [(locker, command, False) for locker, (command, _) in
+                      [*lockers.items(), *(MEMORY_PEERS.items() if not only else [])]]
+            if only in ("", "keyboard"):
+                memory.append(("patternlock-screen", LOCKERS["patternlock-screen"][0], True))
+            for locker, command, keyboard in memory:
+                name = locker + (" with the keyboard shown" if keyboard else "")
                 try:
-                    wakeups, (rss, private), child, parts = bench.idle_and_memory(command)
+                    wakeups, readings = bench.idle_and_memory(command, keyboard)
                 except LockerFailed as e:
                     if locker not in MAY_FAIL:
                         raise
-                    figure(f"{locker} memory and idle wake-ups", f"not measured: {e}")
+                    figure(f"{name} memory and idle wake-ups", f"not measured: {e}")
                     continue
-                pam = (", ".join(f"resident {mb(r)}, private {mb(p)}" for r, p in child)
-                       or "none while idle (it forks one per submitted password)")
-                target = f" ({TARGETS})" if locker == "patternlock-screen" else ""
-                figure(f"{locker} memory at {SIZE[0]}x{SIZE[1]}",
-                       f"locker resident {mb(rss)}, private {mb(private)}; PAM child {pam}{target}")
-                figure(f"{locker} resident pages", ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
-                if locker in LOCKERS:
-                    figure(f"{locker} idle wake-ups over {IDLE:.0f} s",
-                           f"{wakeups} ({'locker and PAM child' if child else 'locker'}, all threads)")
+                memory_figures(locker, name, command, wakeups, readings)
             if only in ("", "attempts"):
                 measured, took = bench.attempts()
                 for who, which, target in (("locker", 0, "under 4 MB"), ("PAM child", 1, "under 2 MB")):
@@ -552,9 +754,10 @@ def main():
             if only in ("attempts", "gtklock"):
                 return
             for language in ([] if only else FLOORS):
-                rss, parts = bench.floor(language)
+                (rss, private), parts = bench.floor(language)
                 figure(f"{language} program that only waits (the language's floor)",
-                       f"resident {mb(rss)}: " + ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
+                       f"resident {mb(rss)}, private {mb(private)}: "
+                       + ", ".join(f"{k} {mb(v)}" for k, v in parts.items()))
             if only in ("", "request"):
                 shares, requests = [], []
                 for _ in range(UNLOCKS):
@@ -565,16 +768,22 @@ def main():
                                  ("the module's VERIFY request", requests)):
                     figure(f"patternlock-screen finger lifted to {what} (strace: an upper bound)",
                            "p50 {:.2f} ms, max {:.2f} ms over {} unlocks".format(*percentiles(ms), UNLOCKS))
-            if only not in ("", "drawing"):
-                return
-            latencies = sorted(bench.drawing())
-            if latencies:
-                p50 = latencies[len(latencies) // 2]
-                p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-                figure(f"patternlock-screen motion to commit at {SIZE[0]}x{SIZE[1]} (WAYLAND_DEBUG timestamps)",
-                       f"p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(latencies)} motion events")
-            else:
-                figure("patternlock-screen motion to commit", "no commit followed a motion event")
+            if only in ("", "drawing"):
+                latencies = bench.drawing()
+                if latencies:
+                    figure(f"patternlock-screen motion to commit at {SIZE[0]}x{SIZE[1]} (WAYLAND_DEBUG timestamps)",
+                           "p50 {:.2f} ms, p99 {:.2f} ms over {} motion events".format(*p50_p99(latencies),
+                                                                                        len(latencies)))
+                else:
+                    figure("patternlock-screen motion to commit", "no commit followed a motion event")
+            if only in ("", "keyboard"):
+                latencies = bench.typing()
+                if latencies:
+                    figure(f"patternlock-screen key tap to commit at {SIZE[0]}x{SIZE[1]} (WAYLAND_DEBUG timestamps)",
+                           "p50 {:.2f} ms, p99 {:.2f} ms over {} taps on character keys (target: p99 under 4 ms)"
+                           .format(*p50_p99(latencies), len(latencies)))
+                else:
+                    figure("patternlock-screen key tap to commit", "no commit followed a tap on a key")
 
 
 if __name__ == "__main__":

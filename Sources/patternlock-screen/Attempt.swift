@@ -75,6 +75,7 @@ extension App {
                 return
             }
             guard let message = received else { return }
+            let look = screenLook()
             var effects: [Effect]
             switch message {
             case .prompt(let text, let echo): effects = state.pamPrompt(text, echo: echo)
@@ -87,7 +88,17 @@ extension App {
                 a.gotResult = true
                 effects = state.pamAccountRefused()
             }
-            invalidateAll()
+            // A prompt that leaves the screen as it was draws nothing: the
+            // pattern's prompt at the start of each attempt only makes the grid
+            // wait for a pattern. Drawn again, the frame was the same as the one
+            // before, and at start it took a second buffer (2.9 MB at 1920×1080,
+            // the compositor still holding the first) that the idle screen kept.
+            var unchanged = false
+            if case .prompt = message {
+                let quiet = effects.allSatisfy { if case .log = $0 { true } else { false } }
+                unchanged = quiet && screenLook() == look
+            }
+            if !unchanged { invalidateAll() }
             run(effects)
             if attempt !== a { return }
         }

@@ -19,11 +19,26 @@ extension App {
     /// Draws every screen that changed, once per wake-up of the loop (all the
     /// events that woke it are applied first). Not paced by frame callbacks: a
     /// motion is drawn and committed at once, into whichever buffer the compositor
-    /// has released (wlroots copies a wl_shm buffer at commit and releases it),
-    /// so the line never lags a frame behind the finger; with nothing changing,
-    /// nothing is drawn and nothing wakes the loop.
+    /// has released (wlroots releases a wl_shm buffer at commit on a GPU, at the
+    /// next commit with its pixman renderer), so the line never lags a frame
+    /// behind the finger; with nothing changing, nothing is drawn and nothing
+    /// wakes the loop.
     func drawDirty() {
         for o in outputs where o.dirty { draw(o) }
+    }
+
+    /// Everything of the state the renderer draws (keep in step with
+    /// `Renderer.draw`): two states with the same look draw the same screen.
+    func screenLook() -> [String] {
+        let s = state
+        let kb = s.keyboard
+        let end = s.gesture.lineEnd.map { "\($0.x),\($0.y)" } ?? "-"
+        return [
+            "\(s.showsGrid) \(s.showsField) \(s.showsKeyboard) \(s.showsBackHint) \(s.showsFieldInClear)",
+            "\(s.offersPassword) \(s.offersKeyboard) \(s.flashing) \(s.options.hidePath)",
+            "\(kb.page) \(kb.level.rawValue) \(kb.keymap.group) \(s.field.characters) \(s.gesture.dots) \(end)",
+            s.promptText ?? "", s.notice ?? "", s.messages.joined(separator: "\n"),
+        ]
     }
 
     /// For `--debug` (and the tests, which tap keys by what they type): the
@@ -73,9 +88,11 @@ extension App {
         }
         let pw = checked.width
         let ph = checked.height
-        // A second buffer only when the compositor still holds the first: wlroots
-        // copies a wl_shm buffer at commit and releases it at once, so one full-screen
-        // buffer (8 MB at 1920×1080) is usually all a screen ever needs.
+        // A second buffer only when the compositor still holds the first. wlroots'
+        // GPU renderers copy a wl_shm buffer at commit and release it at once, so one
+        // buffer is all a screen needs there; its pixman renderer (no GPU, headless
+        // sway) reads the buffer itself and releases it only when the next one is
+        // committed, so a screen has two there.
         if !o.buffers.contains(where: { !$0.busy }) && o.buffers.count < 2,
             let b = ShmBuffer(shm: shm, size: checked)
         {

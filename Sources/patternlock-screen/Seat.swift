@@ -84,9 +84,15 @@ extension App {
     }
 
     func released(touch: Int32?) {
+        let hadAttempt = attempt != nil
         ensureAttempt()
+        // A release that ends no drag (the pointer's, after a tap on a key or the
+        // button, drawn at the press) changes nothing on the screen: nothing is
+        // drawn, as for a finger. Drawn whole, it cost a full frame per key, and
+        // the next key's frame was a full one too (the other buffer stale).
+        let dragging = state.gesture.active
         let effects = state.release(touch: touch)
-        invalidateAll()
+        if dragging || !hadAttempt || !effects.isEmpty { invalidateAll() }
         run(effects)
     }
 

@@ -3,6 +3,7 @@
 clicks alone, as a person does: each key is found by what it types in the
 locker's --debug description of its keyboard, never by a keyboard event.
 
+The parsers (described_keys, described_button) are make bench-screen's too.
 Shared by the touch tests on the test compositor (screen/test_screen_keyboard.py,
 a finger through the compositor's `touch` commands) and by sway in the booted
 Debian 13 container (booted/test_screen_sway.py, clicks of a virtual pointer):
@@ -23,7 +24,7 @@ import re
 
 KEY = re.compile(r'\[((?:"(?:[^"\\]|\\.)*",?)+)\]@(-?\d+),(-?\d+)')
 LABEL = re.compile(r'"((?:[^"\\]|\\.)*)"')
-BUTTON = re.compile(r'^button "((?:[^"\\]|\\.)*)"@(-?\d+),(-?\d+)')
+BUTTON = re.compile(r'button "((?:[^"\\]|\\.)*)"@(-?\d+),(-?\d+)')
 # The levels the locker lists for each key (OnScreenKeyboard.describedLevels),
 # and the modifier keys a person taps for each.
 LEVELS = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
@@ -31,6 +32,19 @@ LEVELS = [[], ["Shift"], ["AltGr"], ["Shift", "AltGr"]]
 
 def unquote(label):
     return re.sub(r"\\(.)", r"\1", label)
+
+
+def described_keys(line):
+    """The page a `keyboard ...` line describes, and its keys: (page, [(labels, (x, y))])."""
+    page = re.search(r" page=(\w+) ", line).group(1)
+    return page, [([unquote(x) for x in LABEL.findall(m.group(1))], (int(m.group(2)), int(m.group(3))))
+                  for m in KEY.finditer(line)]
+
+
+def described_button(line):
+    """The label of the button a `button ...` line describes, and its centre: (label, (x, y))."""
+    m = BUTTON.search(line)
+    return unquote(m.group(1)), (int(m.group(2)), int(m.group(3)))
 
 
 class KeyboardTyper:
@@ -63,12 +77,7 @@ class KeyboardTyper:
         """page -> [(labels, centre)], from the last description said from mark
         `start` on (waiting for one)."""
         self.await_said(self.KEYBOARD + r".* page=symbols ", start)
-        out = {}
-        for line in self.said(self.KEYBOARD, start)[-2:]:
-            page = re.search(r" page=(\w+) ", line).group(1)
-            out[page] = [([unquote(x) for x in LABEL.findall(m.group(1))], (int(m.group(2)), int(m.group(3))))
-                         for m in KEY.finditer(line)]
-        return out
+        return dict(described_keys(line) for line in self.said(self.KEYBOARD, start)[-2:])
 
     def shown(self, start=0):
         """Waits until the keyboard shows (described after mark `start`); it
@@ -97,10 +106,10 @@ class KeyboardTyper:
         """Taps the screen's button (it shows while the keyboard does not);
         returns the mark before the tap."""
         self.await_said(r"^button ")
-        name, x, y = BUTTON.search(self.said(r"^button ")[-1]).groups()
-        assert unquote(name) == label, f"the button says {unquote(name)!r}, not {label!r}"
+        name, (x, y) = described_button(self.said(r"^button ")[-1])
+        assert name == label, f"the button says {name!r}, not {label!r}"
         mark = self.mark()
-        self.tap_at(int(x), int(y))
+        self.tap_at(x, y)
         return mark
 
     def type(self, text):
