@@ -55,7 +55,8 @@ final class App {
     var xkbKeymap: OpaquePointer?
     var xkbState: OpaquePointer?
     /// The keymap the on-screen keyboard shows: the compositor's, else the
-    /// system's default (a seat with no hardware keyboard sends none).
+    /// system's default (a seat with no hardware keyboard sends none), compiled
+    /// only when the keyboard first shows without one (`ensureScreenKeymap`).
     var screenKeymap: OpaquePointer?
 
     init(options: Options, display: OpaquePointer, user: String, image: OpaquePointer?) {
@@ -68,10 +69,6 @@ final class App {
         timer = pls_timerfd()
         watchdog = pls_timerfd()
         xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
-        if let xkbContext, let km = XKBKeymap.systemDefault(xkbContext) {
-            screenKeymap = km
-            state.keyboard.keymap = XKBKeymap.read(km, group: 0)
-        }
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

@@ -24,6 +24,7 @@ extension App {
     /// behind the finger; with nothing changing, nothing is drawn and nothing
     /// wakes the loop.
     func drawDirty() {
+        ensureScreenKeymap()
         for o in outputs where o.dirty { draw(o) }
     }
 

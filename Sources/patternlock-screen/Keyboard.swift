@@ -32,6 +32,18 @@ extension App {
         invalidateAll()
     }
 
+    /// Before the on-screen keyboard is drawn (and so before a tap can hit it):
+    /// the system's default keymap when the compositor has sent none. Not at
+    /// start: a compositor with a keyboard sends its own at once, and a keymap
+    /// compiled for nothing costs its memory for the locker's whole life.
+    func ensureScreenKeymap() {
+        guard screenKeymap == nil, state.showsKeyboard, let xkbContext,
+            let km = XKBKeymap.systemDefault(xkbContext)
+        else { return }
+        screenKeymap = km
+        state.keyboard.keymap = XKBKeymap.read(km, group: 0)
+    }
+
     /// The on-screen keyboard shows the keymap's next group (the hardware
     /// keyboard's group is the compositor's and stays).
     func nextKeyboardGroup() {
