@@ -127,7 +127,10 @@ extension App {
                 // The result message alone is not enough: the child must also have
                 // ended with status 0 (what it exits with after PAM_SUCCESS). One
                 // still running (a loaded machine) is waited for by the loop.
-                guard let a = attempt, a.gotResult else {
+                // A second request while the first still waits (a held success
+                // tapped again, its child alive all along) is refused, so that a
+                // child that never exits cannot hold the screen.
+                guard let a = attempt, a.gotResult, !a.unlockOnExit else {
                     refuseUnlock()
                     continue
                 }

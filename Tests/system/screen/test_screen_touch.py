@@ -422,3 +422,40 @@ def test_an_expired_account_stays_locked_saying_who_can_renew_it_and_unlocks_onc
     s.drag(RIGHT_DRAG)
     unlocked(s, s.locker)
     assert verify_results(live, enrolled, 2) == [("patternlock-screen", "OK"), ("patternlock-screen", "OK")]
+
+
+def test_a_child_that_says_yes_and_never_exits_cannot_hold_the_screen_a_second_tap_starts_again(
+        compositor_built, pam_module, live, enrolled, shared_tmp, tmp_path):
+    # A module before ours says yes without asking and leaves an exit handler
+    # that never returns: the PAM child sends its success and then hangs. The
+    # first tap waits for its exit; a second tap gives up on it, and the right
+    # pattern drawn next unlocks.
+    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
+    exit_once = build_pam_module("pam_exit_once", binaries)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran hang\n"
+                       + service.read_text())
+    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
+    locker = Locker(enrolled, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        locker.debug(r"^success held until the user acts$")
+        mark = len(locker.lines)
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^the PAM child said success; unlocking once it exits 0$", start=mark)
+        assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
+        compositor.ok("touch down 0 5 5")
+        compositor.ok("touch up 0")
+        locker.debug(r"^the PAM child said success but did not exit 0; not unlocking$", start=mark)
+        locker.debug(r"^prompt kind=pattern$", start=mark)
+        assert compositor.state()["state"] == "locked"
+        compositor.settle(0)
+        grid = find_grid(compositor.screenshot(SHOTS / "hang-again.png")[0], 1)
+        drag_on(compositor, grid, RIGHT_DRAG)
+        assert locker.wait(30) == 0
+        assert compositor.state()["state"] == "unlocked"
+    finally:
+        locker.close()
+        compositor.close()

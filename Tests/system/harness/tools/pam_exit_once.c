@@ -5,8 +5,10 @@
  * runs (its mark= file does not exist yet) it creates the file, says yes
  * without asking anything and leaves an exit handler that ends the process
  * with status 3: the lock screen's PAM child then sends its success and exits
- * 3, not 0. Every later time it stands aside (PAM_IGNORE) and the rest of the
- * stack runs. Linked with -z nodelete, so pam_end's dlclose keeps the handler.
+ * 3, not 0. With the argument `hang` the handler never returns instead: the
+ * child says success and never exits. Every later time it stands aside
+ * (PAM_IGNORE) and the rest of the stack runs. Linked with -z nodelete, so
+ * pam_end's dlclose keeps the handler.
  */
 #include <fcntl.h>
 #include <security/pam_modules.h>
@@ -19,10 +21,17 @@ static void exit_three(void)
 	_exit(3);
 }
 
+static void hang(void)
+{
+	for (;;)
+		pause();
+}
+
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 				   const char **argv)
 {
 	const char *mark = NULL;
+	int hangs = 0;
 	int fd;
 
 	(void)pamh;
@@ -30,13 +39,15 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	for (int i = 0; i < argc; i++)
 		if (strncmp(argv[i], "mark=", 5) == 0)
 			mark = argv[i] + 5;
+		else if (strcmp(argv[i], "hang") == 0)
+			hangs = 1;
 	if (mark == NULL)
 		return PAM_SERVICE_ERR;
 	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return PAM_IGNORE;
 	close(fd);
-	if (atexit(exit_three) != 0)
+	if (atexit(hangs ? hang : exit_three) != 0)
 		return PAM_SERVICE_ERR;
 	return PAM_SUCCESS;
 }
