@@ -30,14 +30,16 @@ extension App {
 
     /// Everything of the state the renderer draws (keep in step with
     /// `Renderer.draw`): two states with the same look draw the same screen.
-    func screenLook() -> [String] {
+    /// Without the field's length (`field: false`): the same look but for
+    /// what the field's box shows.
+    func screenLook(field: Bool = true) -> [String] {
         let s = state
         let kb = s.keyboard
         let end = s.gesture.lineEnd.map { "\($0.x),\($0.y)" } ?? "-"
         return [
             "\(s.showsGrid) \(s.showsField) \(s.showsKeyboard) \(s.showsBackHint) \(s.showsFieldInClear)",
             "\(s.offersPassword) \(s.offersKeyboard) \(s.flashing) \(s.options.hidePath)",
-            "\(kb.page) \(kb.level.rawValue) \(kb.keymap.group) \(s.field.characters) \(s.gesture.dots) \(end)",
+            "\(kb.page) \(kb.level.rawValue) \(kb.keymap.group) \(field ? s.field.characters : -1) \(s.gesture.dots) \(end)",
             s.promptText ?? "", s.notice ?? "", s.messages.joined(separator: "\n"),
         ]
     }

@@ -37,11 +37,11 @@ extension App {
         // The on-screen keyboard and the screen's button take a press on them.
         if !state.gesture.active {
             if state.showsKeyboard, let slot = OnScreenKeyboard.key(at: p, in: layout.keys(state.keyboard)) {
-                let before = keyboardLook()
+                let before = screenLook(field: false)
                 let effects = state.keyboardTap(slot)
                 // A key that only typed (or deleted) changes the field's box alone:
                 // drawn at once, a small damage.
-                if keyboardLook() == before, effects.allSatisfy({ if case .log = $0 { true } else { false } }) {
+                if screenLook(field: false) == before, effects.allSatisfy({ if case .log = $0 { true } else { false } }) {
                     for o in outputs { o.invalidate(o.fieldBox) }
                 } else {
                     invalidateAll()
@@ -168,14 +168,5 @@ extension App {
             wl_touch_release(t)
             touch = nil
         }
-    }
-
-    /// What the on-screen keyboard and the screen around it show, but the field.
-    func keyboardLook() -> [String] {
-        let kb = state.keyboard
-        return [
-            "\(kb.page) \(kb.level.rawValue) \(kb.keymap.group) \(state.showsKeyboard) \(state.phase)",
-            state.notice ?? "", "\(state.messages.count)",
-        ]
     }
 }
