@@ -320,6 +320,29 @@ static int frame_timer_fired(void *data)
 	return 0;
 }
 
+/* The size of the buffer a commit of `s` would show: the one attached (its
+ * size left as it was when it is not a wl_shm buffer), else the one shown;
+ * false when there is none. */
+static bool committed_buffer_size(struct surface *s, int32_t *width,
+				  int32_t *height)
+{
+	if (s->pending_attached && s->pending_buffer) {
+		struct wl_shm_buffer *shm =
+			wl_shm_buffer_get(s->pending_buffer);
+		if (shm) {
+			*width = wl_shm_buffer_get_width(shm);
+			*height = wl_shm_buffer_get_height(shm);
+		}
+		return true;
+	}
+	if (!s->pending_attached && s->image) {
+		*width = cairo_image_surface_get_width(s->image);
+		*height = cairo_image_surface_get_height(s->image);
+		return true;
+	}
+	return false;
+}
+
 /* What ext-session-lock-v1 asks of a lock surface's commit; false after a
  * protocol error. */
 static bool lock_surface_commit_ok(struct surface *s)
@@ -334,17 +357,7 @@ static bool lock_surface_commit_ok(struct surface *s)
 			"committed before acking the first configure");
 		return false;
 	}
-	if (s->pending_attached && s->pending_buffer) {
-		struct wl_shm_buffer *shm =
-			wl_shm_buffer_get(s->pending_buffer);
-		if (shm) {
-			width = wl_shm_buffer_get_width(shm);
-			height = wl_shm_buffer_get_height(shm);
-		}
-	} else if (!s->pending_attached && s->image) {
-		width = cairo_image_surface_get_width(s->image);
-		height = cairo_image_surface_get_height(s->image);
-	} else {
+	if (!committed_buffer_size(s, &width, &height)) {
 		wl_resource_post_error(
 			r, EXT_SESSION_LOCK_SURFACE_V1_ERROR_NULL_BUFFER,
 			"a lock surface was committed without a buffer");
@@ -371,20 +384,10 @@ static bool lock_surface_commit_ok(struct surface *s)
  * integer multiple of the buffer_scale". */
 static bool buffer_size_ok(struct surface *s)
 {
-	struct wl_shm_buffer *shm =
-		s->pending_attached && s->pending_buffer
-			? wl_shm_buffer_get(s->pending_buffer)
-			: NULL;
-	int32_t width, height;
-	if (shm) {
-		width = wl_shm_buffer_get_width(shm);
-		height = wl_shm_buffer_get_height(shm);
-	} else if (!s->pending_attached && s->image) {
-		width = cairo_image_surface_get_width(s->image);
-		height = cairo_image_surface_get_height(s->image);
-	} else {
+	int32_t width = -1, height = -1;
+	/* No buffer, or one that is not wl_shm (its size unknown here). */
+	if (!committed_buffer_size(s, &width, &height) || width < 0)
 		return true;
-	}
 	if (width % s->pending_scale == 0 && height % s->pending_scale == 0)
 		return true;
 	wl_resource_post_error(s->resource, WL_SURFACE_ERROR_INVALID_SIZE,
