@@ -3,6 +3,7 @@
 compositor and the locker on it, the grid found on its first screenshot),
 drags, and what the daemon and the compositor saw. Shared by the screen
 layer's tests; the fixtures that start them are in Tests/system/screen/conftest.py."""
+import contextlib
 import re
 import shutil
 import time
@@ -136,3 +137,19 @@ def private_binaries(shared_tmp, pam_module, enrolled):
     marks.mkdir()
     shutil.chown(marks, enrolled)
     return binaries, binary, module, marks
+
+
+@contextlib.contextmanager
+def locked_by(user, pam_d, binary, log):
+    """A test compositor and the locker `binary` on it as `user` with the
+    pam.d `pam_d`, once it holds the lock: (compositor, locker); both closed
+    after. For a test whose stack is its own (Screen waits for the pattern's
+    prompt, which such a stack may never ask)."""
+    compositor = Compositor(user, log=log)
+    locker = Locker(user, compositor, pam_d, binary)
+    try:
+        assert locker.wait_ready(), "\n".join(locker.lines)
+        yield compositor, locker
+    finally:
+        locker.close()
+        compositor.close()

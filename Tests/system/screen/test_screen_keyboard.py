@@ -11,8 +11,8 @@ import pytest
 
 from harness.pam_support import failures, set_password
 from harness.screen_keyboard import KeyboardTyper
-from harness.screen_support import Compositor, Locker, ocr, write_pam_d
-from harness.screen_touch import RIGHT_DRAG, WRONG_DRAG, private_binaries, unlocked, verify_results
+from harness.screen_support import ocr, write_pam_d
+from harness.screen_touch import RIGHT_DRAG, WRONG_DRAG, locked_by, private_binaries, unlocked, verify_results
 
 
 class TouchTyper(KeyboardTyper):
@@ -108,10 +108,7 @@ def test_a_pattern_locked_before_the_screen_locked_takes_the_password_tapped(
     assert failures(live, enrolled) == 5
     _, binary, module, _ = private_binaries(shared_tmp, pam_module, enrolled)
     pam_d = write_pam_d(shared_tmp, module, live)
-    compositor = Compositor(enrolled, log=tmp_path / "locked-compositor.log")
-    locker = Locker(enrolled, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    with locked_by(enrolled, pam_d, binary, log=tmp_path / "locked-compositor.log") as (compositor, locker):
         locker.debug(r"^prompt kind=password$")
         typer = TouchTyper(compositor, locker)
         typer.shown()
@@ -119,9 +116,6 @@ def test_a_pattern_locked_before_the_screen_locked_takes_the_password_tapped(
         typer.tap("Enter")
         assert locker.wait(30) == 0, "\n".join(locker.lines)
         assert compositor.state()["state"] == "unlocked"
-    finally:
-        locker.close()
-        compositor.close()
 
 
 @pytest.mark.parametrize("layout,password", [("de", "Zä@Tür-7"), ("fr", "mé?Chat-2")])

@@ -23,10 +23,10 @@ import pytest
 
 
 from harness.pam_support import RIGHT, failures  # noqa: E402
-from harness.screen_support import (LOCKER, ROOT, SERVICE, Compositor, Locker,  # noqa: E402
+from harness.screen_support import (LOCKER, ROOT, SERVICE, Locker,  # noqa: E402
                             build_pam_module, find_grid, ocr, processes_of, write_pam_d)
-from harness.screen_touch import (RIGHT_DRAG, SHOTS, STEPS, WRONG_DRAG, drag_on, private_binaries,  # noqa: E402
-                                  unlocked, verify_results)
+from harness.screen_touch import (RIGHT_DRAG, SHOTS, STEPS, WRONG_DRAG, drag_on, locked_by,  # noqa: E402
+                                  private_binaries, unlocked, verify_results)
 
 
 
@@ -266,10 +266,7 @@ def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next
     pam_d = shared_tmp / "pam.d-deny"
     pam_d.mkdir(mode=0o755)
     (pam_d / SERVICE).write_text("auth required pam_deny.so\naccount required pam_permit.so\n")
-    compositor = Compositor(user, log=tmp_path / "deny-compositor.log")
-    locker = Locker(user, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    with locked_by(user, pam_d, binary, log=tmp_path / "deny-compositor.log") as (compositor, locker):
         locker.debug(r"^attempt result=failure$")
         time.sleep(2)
         assert len(locker.said(r"^attempt result=failure$")) == 1, "\n".join(locker.lines)
@@ -282,9 +279,6 @@ def test_an_attempt_that_fails_asking_nothing_waits_for_the_user_before_the_next
         assert len(locker.said(r"^attempt result=failure$")) == 2, "\n".join(locker.lines)
         assert locker.proc.poll() is None
         assert compositor.state()["state"] == "locked"
-    finally:
-        locker.close()
-        compositor.close()
 
 
 def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unlocks(
@@ -300,10 +294,7 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
     pam_d = write_pam_d(shared_tmp, module, live)
     service = pam_d / SERVICE
     service.write_text(f"auth optional pam_exec.so quiet {hang}\n" + service.read_text())
-    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
-    locker = Locker(enrolled, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    with locked_by(enrolled, pam_d, binary, log=tmp_path / "hang-compositor.log") as (compositor, locker):
         compositor.settle(0)
         grid = find_grid(compositor.screenshot(SHOTS / "hang-idle.png")[0], 1)
         drag_on(compositor, grid, RIGHT_DRAG)
@@ -320,9 +311,6 @@ def test_a_pam_module_that_hangs_can_be_left_with_a_tap_and_the_pattern_then_unl
         assert locker.wait(30) == 0, "\n".join(locker.lines)
         assert compositor.state()["state"] == "unlocked"
         assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
-    finally:
-        locker.close()
-        compositor.close()
 
 
 def test_the_pattern_typed_on_the_keyboard_unlocks(screens, live, enrolled):
@@ -344,10 +332,7 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
     pam_d = shared_tmp / "pam.d-permit"
     pam_d.mkdir(mode=0o755)
     (pam_d / SERVICE).write_text("auth required pam_permit.so\naccount required pam_permit.so\n")
-    compositor = Compositor(user, log=tmp_path / "permit-compositor.log")
-    locker = Locker(user, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    with locked_by(user, pam_d, binary, log=tmp_path / "permit-compositor.log") as (compositor, locker):
         locker.debug(r"^success held until the user acts$")
         time.sleep(2)
         assert locker.proc.poll() is None and compositor.state()["state"] == "locked"
@@ -355,9 +340,19 @@ def test_a_stack_that_says_yes_without_asking_unlocks_only_at_the_users_tap(
         compositor.ok("touch down 0 5 5")
         assert locker.wait(10) == 0, "\n".join(locker.lines)
         assert compositor.state()["state"] == "unlocked"
-    finally:
-        locker.close()
-        compositor.close()
+
+
+def exit_once_stack(shared_tmp, pam_module, enrolled, live, *options):
+    """The documented stack behind a first module, the tests' pam_exit_once,
+    that says yes without asking the first time and leaves an exit handler
+    (exit 3; with `hang`, never returning): the locker binary and the pam.d."""
+    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
+    exit_once = build_pam_module("pam_exit_once", binaries)
+    pam_d = write_pam_d(shared_tmp, module, live)
+    service = pam_d / SERVICE
+    line = " ".join(["auth [success=done default=ignore]", str(exit_once), f"mark={marks}/ran", *options])
+    service.write_text(line + "\n" + service.read_text())
+    return binary, pam_d
 
 
 def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_then_does(
@@ -366,15 +361,8 @@ def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_
     # 3 after it sent that success (an exit handler: as a module that calls
     # exit() would). The user's tap must not unlock; and the screen must not
     # wedge on that held success: the right pattern drawn next unlocks.
-    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
-    exit_once = build_pam_module("pam_exit_once", binaries)
-    pam_d = write_pam_d(shared_tmp, module, live)
-    service = pam_d / SERVICE
-    service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran\n" + service.read_text())
-    compositor = Compositor(enrolled, log=tmp_path / "exit-compositor.log")
-    locker = Locker(enrolled, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    binary, pam_d = exit_once_stack(shared_tmp, pam_module, enrolled, live)
+    with locked_by(enrolled, pam_d, binary, log=tmp_path / "exit-compositor.log") as (compositor, locker):
         locker.debug(r"^success held until the user acts$")
         mark = len(locker.lines)
         compositor.ok("touch down 0 5 5")
@@ -393,9 +381,6 @@ def test_a_child_that_says_yes_but_exits_non_zero_never_unlocks_and_the_pattern_
         state = compositor.state()
         assert state["state"] == "unlocked" and state["unlocks"] == "1", state
         assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]
-    finally:
-        locker.close()
-        compositor.close()
 
 
 def test_an_expired_account_stays_locked_saying_who_can_renew_it_and_unlocks_once_renewed(screens, live, enrolled):
@@ -430,16 +415,8 @@ def test_a_child_that_says_yes_and_never_exits_cannot_hold_the_screen_a_second_t
     # that never returns: the PAM child sends its success and then hangs. The
     # first tap waits for its exit; a second tap gives up on it, and the right
     # pattern drawn next unlocks.
-    binaries, binary, module, marks = private_binaries(shared_tmp, pam_module, enrolled)
-    exit_once = build_pam_module("pam_exit_once", binaries)
-    pam_d = write_pam_d(shared_tmp, module, live)
-    service = pam_d / SERVICE
-    service.write_text(f"auth [success=done default=ignore] {exit_once} mark={marks}/ran hang\n"
-                       + service.read_text())
-    compositor = Compositor(enrolled, log=tmp_path / "hang-compositor.log")
-    locker = Locker(enrolled, compositor, pam_d, binary)
-    try:
-        assert locker.wait_ready(), "\n".join(locker.lines)
+    binary, pam_d = exit_once_stack(shared_tmp, pam_module, enrolled, live, "hang")
+    with locked_by(enrolled, pam_d, binary, log=tmp_path / "never-exits-compositor.log") as (compositor, locker):
         locker.debug(r"^success held until the user acts$")
         mark = len(locker.lines)
         compositor.ok("touch down 0 5 5")
@@ -456,6 +433,3 @@ def test_a_child_that_says_yes_and_never_exits_cannot_hold_the_screen_a_second_t
         drag_on(compositor, grid, RIGHT_DRAG)
         assert locker.wait(30) == 0
         assert compositor.state()["state"] == "unlocked"
-    finally:
-        locker.close()
-        compositor.close()
