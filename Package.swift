@@ -64,7 +64,7 @@ let package = Package(
         .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
         // The on-screen keyboard's keymap, read through xkbcommon (its own target so
         // that the unit tests compare it with xkbcommon's tables).
-        .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon"]),
+        .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon", "CPatternLockShims"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CPatternLockShims
 import CXKBCommon
 import PatternLockScreen
 
@@ -53,12 +54,15 @@ public enum XKBKeymap {
         return i == XKB_MOD_INVALID || i >= 32 ? 0 : 1 << i
     }
 
-    /// The UTF-8 one key types in `state`, as the hardware keyboard's edge reads
-    /// it; empty for nothing, a dead key or a control character.
-    static func text(_ state: OpaquePointer, _ code: UInt32) -> KeyText {
+    /// The UTF-8 one key types in `state`: for the on-screen keyboard's labels
+    /// and for the hardware keyboard's keys alike; empty for nothing, a dead key
+    /// or a control character. It goes from a stack buffer, wiped, into an
+    /// inline KeyText: no heap copy of a password's character.
+    public static func text(_ state: OpaquePointer, _ code: UInt32) -> KeyText {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf -> KeyText in
             guard let base = buf.baseAddress else { return [] }
             buf.initialize(repeating: 0)
+            defer { pl_wipe(base, buf.count) }
             let n = Int(xkb_state_key_get_utf8(state, code, base, buf.count))
             guard n > 0 && n <= KeyText.capacity else { return [] }
             let text = KeyText(buf[..<n].lazy.map { UInt8(bitPattern: $0) })

@@ -85,22 +85,9 @@ extension App {
         case 0xFF97: k = .digit(8, text: [0x38])
         case 0xFF9A: k = .digit(9, text: [0x39])
         default:
-            // The text goes from a stack buffer into an inline KeyText (no heap
-            // copy of a password's character), and the buffer is wiped.
-            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
-                guard let base = buf.baseAddress else { return }
-                buf.initialize(repeating: 0)
-                defer { pl_wipe(base, buf.count) }
-                let n = Int(xkb_state_key_get_utf8(xkbState, keycode, base, buf.count))
-                guard n > 0 && n <= KeyText.capacity else { return }
-                let text = KeyText(buf[..<n].lazy.map { UInt8(bitPattern: $0) })
-                guard let first = text.first else { return }
-                if n == 1 && first >= 0x31 && first <= 0x39 {
-                    k = .digit(Int(first - 0x30), text: text)
-                } else if first >= 0x20 && first != 0x7F {
-                    k = .text(text)
-                }
-            }
+            let text = XKBKeymap.text(xkbState, keycode)
+            guard let first = text.first else { break }
+            k = text.count == 1 && first >= 0x31 && first <= 0x39 ? .digit(Int(first - 0x30), text: text) : .text(text)
         }
         guard let k else { return }
         ensureAttempt()
