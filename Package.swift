@@ -60,7 +60,7 @@ let package = Package(
         // The lock screen's Wayland protocol code (wayland-scanner output, committed with
         // scripts/gen-wayland-protocols) and the Linux calls Swift cannot spell.
         .target(name: "CWaylandLock", linkerSettings: [.linkedLibrary("wayland-client")]),
-        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
         // The on-screen keyboard's keymap, read through xkbcommon (its own target so
         // that the unit tests compare it with xkbcommon's tables).

@@ -2,17 +2,17 @@
 # patternlock-screen, the Wayland lock screen (Sources/patternlock-screen).
 #   make screen           build/patternlock-screen (release, static Swift runtime)
 #   make install-screen   install it, its PAM service and man page (DESTDIR, PREFIX)
-# Plain `make` does not build it: it needs libwayland-dev, libcairo2-dev and
-# libxkbcommon-dev, which the daemon and the module do not.
+# Plain `make` does not build it: it needs libwayland-dev, libcairo2-dev,
+# libfontconfig-dev and libxkbcommon-dev, which the daemon and the module do not.
 
 SCREEN_PAMD ?= /etc/pam.d
 
 .PHONY: screen screen-deps install-screen uninstall-screen
 
-SCREEN_DEPS_CHECK = for pc in wayland-client cairo xkbcommon pam; do \
+SCREEN_DEPS_CHECK = for pc in wayland-client cairo fontconfig xkbcommon pam; do \
 	pkg-config --exists $$pc 2>/dev/null || { \
 	echo "The $$pc development files are missing, so patternlock-screen cannot be built."; \
-	echo "Install them with: sudo apt-get install libwayland-dev libcairo2-dev libxkbcommon-dev libpam0g-dev pkg-config"; \
+	echo "Install them with: sudo apt-get install libwayland-dev libcairo2-dev libfontconfig-dev libxkbcommon-dev libpam0g-dev pkg-config"; \
 	exit 1; }; done
 
 screen-deps:

@@ -27,7 +27,7 @@ demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
 # the fleet behind a pooler in transaction mode (docs/FLEET.md); openssl:
 # their TLS test certificates; clang-format: make lint checks the C formatting
 # (swift format comes with the toolchain). The lock screen (make screen) builds
-# against libwayland-dev, libcairo2-dev, libxkbcommon-dev and wayland-protocols;
+# against libwayland-dev, libcairo2-dev, libfontconfig-dev, libxkbcommon-dev and wayland-protocols;
 # libwayland-bin (wayland-scanner) builds the touch test server and the virtual
 # pointer its tests drive sway with; xkb-data is the test server's keymap;
 # tesseract-ocr, tesseract-ocr-eng and fonts-dejavu-core read the screenshots as a
@@ -35,7 +35,7 @@ demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
 # boot (Tests/system/harness/trixie.py). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
                 debhelper dpkg-dev lintian postgresql pgbouncer openssl clang-format
-                libwayland-dev libwayland-bin libcairo2-dev libxkbcommon-dev xkb-data wayland-protocols
+                libwayland-dev libwayland-bin libcairo2-dev libfontconfig-dev libxkbcommon-dev xkb-data wayland-protocols
                 tesseract-ocr tesseract-ocr-eng fonts-dejavu-core mmdebstrap)
 
 mode=demo

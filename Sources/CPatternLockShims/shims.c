@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -329,4 +330,9 @@ int pl_wait_exit(pid_t pid)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return -1;
+}
+
+void pl_trim_heap(void)
+{
+	(void)malloc_trim(0);
 }

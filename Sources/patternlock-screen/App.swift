@@ -40,6 +40,8 @@ final class App {
     let watchdog: Int32
     var watchdogArmed = false
     var readyFDs: [Int32] = []
+    /// A whole screen was drawn since the heap was last trimmed (see `loop`).
+    var trimDue = false
     /// The screen the pointer is on, and where on it.
     var pointerOutput: Output?
     var pointerAt = Point(x: 0, y: 0)

@@ -113,6 +113,7 @@ extension App {
         // Only a full drawing says where the field is (a partial one may skip it).
         let field = renderer.draw(cr, layout: layout, state: state, showFinger: inputOutput === o, clip: clip)
         if clip == area || field == nil { o.fieldBox = field }
+        if clip == area { trimDue = true }
         if options.debug { describeKeyboard(o, layout) }
         cairo_destroy(cr)
         cairo_surface_flush(b.cairo)

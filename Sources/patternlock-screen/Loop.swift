@@ -38,6 +38,15 @@ extension App {
             ]
             let fixed = fds.count
             for z in zombies { fds.append(pollfd(fd: z.pidfd, events: Int16(POLLIN), revents: 0)) }
+            // After a whole screen is drawn (the first frames, a new prompt, the
+            // keyboard shown), glibc gives back the free pages between the heap's
+            // live blocks: what fontconfig and the layout freed, about 120 KB
+            // the locker would otherwise keep while it waits. Never between the
+            // taps and motions that redraw a part.
+            if trimDue {
+                trimDue = false
+                pl_trim_heap()
+            }
             let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
                 wl_display_cancel_read(display)

@@ -111,6 +111,7 @@ struct Renderer {
         cairo_save(cr)
         cairo_rectangle(cr, clip.x, clip.y, clip.width, clip.height)
         cairo_clip(cr)
+        cairo_set_font_face(cr, LockFont.face)
         paintBackground(cr, layout: layout)
         // A motion's damage lies within the grid: no text there to draw again.
         let g = layout.grid
@@ -125,11 +126,9 @@ struct Renderer {
             cairo_restore(cr)
             return nil
         }
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
         cairo_set_font_size(cr, ScreenLayout.nameSize)
         set(cr, Self.text)
         centred(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
         if state.showsGrid {
             drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
         }
@@ -152,7 +151,6 @@ struct Renderer {
     /// the bottom.
     private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) -> Rect {
         let top = layout.keyboardTop(state.keyboard)
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         var texts = state.messages
         if let notice = state.notice { texts.append(notice) }
@@ -166,11 +164,9 @@ struct Renderer {
         let block = ScreenLayout.nameSize + 16 + Double(lines.count + promptLines.count) * step + 12 + 16 + fieldHeight
         let contentTop = layout.contentRect.y
         var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + ScreenLayout.nameSize + 8
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
         cairo_set_font_size(cr, ScreenLayout.nameSize)
         set(cr, Self.text)
         centred(cr, user, y: y, width: layout.width)
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         y += 16
         for line in lines {
@@ -223,7 +219,7 @@ struct Renderer {
             }
             set(cr, Self.text)
             cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + size * 0.35).rounded())
-            cairo_show_text(cr, label)
+            fillText(cr, label)
         }
     }
 
@@ -235,7 +231,7 @@ struct Renderer {
         set(cr, Self.text)
         let w = measure(cr, label)
         cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
-        cairo_show_text(cr, label)
+        fillText(cr, label)
     }
 
     private func roundedRectangle(_ cr: OpaquePointer, _ r: Rect, radius: Double) {
@@ -375,7 +371,7 @@ struct Renderer {
             cairo_rectangle(cr, box.x + 12, box.y, room, box.height)
             cairo_clip(cr)
             cairo_move_to(cr, x.rounded(), (box.y + box.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
-            cairo_show_text(cr, base)
+            fillText(cr, base)
             cairo_restore(cr)
         }
     }
@@ -419,9 +415,18 @@ struct Renderer {
         return e.x_advance
     }
 
+    /// Text is filled as the glyphs' outlines (cairo_text_path), not shown
+    /// from glyph images: cairo_show_text on an image surface makes pixman's
+    /// glyph cache, a 256 KB table written whole when made, a quarter of the
+    /// locker's memory beyond its code (make bench-screen).
+    private func fillText(_ cr: OpaquePointer, _ s: UnsafePointer<CChar>) {
+        cairo_text_path(cr, s)
+        cairo_fill(cr)
+    }
+
     private func centred(_ cr: OpaquePointer, _ s: String, y: Double, width: Double) {
         let w = measure(cr, s)
         cairo_move_to(cr, ((width - w) / 2).rounded(), y.rounded())
-        cairo_show_text(cr, s)
+        fillText(cr, s)
     }
 }

@@ -100,4 +100,9 @@ int pl_pipe_cloexec(int fds[PL_NONNULL 2]);
    RENAME_NOREPLACE). */
 int pl_rename_noreplace(const char *PL_NONNULL from, const char *PL_NONNULL to);
 
+/* Gives the free pages inside the heap back to the kernel: malloc_trim(0),
+   which glibc declares in <malloc.h>, a header Swift's Glibc module does not
+   bring in. */
+void pl_trim_heap(void);
+
 #endif

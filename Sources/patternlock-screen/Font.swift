@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCairo
+
+/// The one face every text on the lock screen is drawn in: the file fontconfig
+/// gives for "sans-serif" under the machine's configuration, opened by cairo
+/// from that file alone. fontconfig is asked once, through a configuration of
+/// its own that is destroyed at once, so its parsed rules and font lists (about
+/// 130 KB) do not stay in the locker's memory, as cairo's toy font API would
+/// keep them; one face, not a second bold one, keeps one font file's pages.
+/// Where fontconfig finds no font, cairo's toy face (its built-in font).
+enum LockFont {
+    nonisolated(unsafe) static let face: OpaquePointer = matched() ?? cairo_toy_font_face_create(
+        "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+
+    private static func matched() -> OpaquePointer? {
+        guard let config = FcInitLoadConfigAndFonts() else { return nil }
+        defer { FcConfigDestroy(config) }
+        guard let wanted = FcNameParse("sans-serif") else { return nil }
+        defer { FcPatternDestroy(wanted) }
+        guard FcConfigSubstitute(config, wanted, FcMatchPattern) == FcTrue else { return nil }
+        FcDefaultSubstitute(wanted)
+        var result = FcResultNoMatch
+        guard let match = FcFontMatch(config, wanted, &result) else { return nil }
+        defer { FcPatternDestroy(match) }
+        var file: UnsafeMutablePointer<FcChar8>?
+        var index: Int32 = 0
+        guard FcPatternGetString(match, FC_FILE, 0, &file) == FcResultMatch, let file else { return nil }
+        if FcPatternGetInteger(match, FC_INDEX, 0, &index) != FcResultMatch { index = 0 }
+        // A pattern of the file alone, owning its own copy of the name: nothing
+        // in it points into the configuration destroyed above.
+        guard let own = FcPatternCreate() else { return nil }
+        defer { FcPatternDestroy(own) }
+        guard FcPatternAddString(own, FC_FILE, file) == FcTrue, FcPatternAddInteger(own, FC_INDEX, index) == FcTrue,
+            let face = cairo_ft_font_face_create_for_pattern(own)
+        else { return nil }
+        guard cairo_font_face_status(face) == CAIRO_STATUS_SUCCESS else {
+            cairo_font_face_destroy(face)
+            return nil
+        }
+        return face
+    }
+}
