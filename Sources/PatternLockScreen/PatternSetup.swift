@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+import PatternLock
+
+/// Setting a pattern by drawing it, in Android's stages (its ChooseLockPattern):
+/// draw it, see it recorded, continue, draw it again to confirm, and it is set.
+/// What `patternlock-setup` shows comes from here only; its edges (the window,
+/// the daemon's socket, polkit) call in with what happened and do the effects.
+///
+/// The policy's verdict comes while drawing: each time the path reaches the
+/// fewest dots a pattern has, and each time it grows after that, the setup asks
+/// for the daemon's `CHECK` of the path so far (`Effect.check`); the answer
+/// (`verdict(_:for:)`) colours the path before the finger lifts and says why a
+/// refused one is refused, in the sentence `patternlockd enroll` prints. An
+/// answer for a path that has changed since is dropped. Nothing here is counted:
+/// a refused, too short or mismatched pattern is simply drawn again.
+///
+/// Dots are kept as the path draws them and wiped when it is cleared; the
+/// pattern is never turned into text here (`Effect` carries it to the edge,
+/// which sends it to the daemon and wipes it).
+public struct PatternSetup: Sendable {
+    public enum Stage: Equatable, Sendable {
+        /// A change: the current pattern drawn first (the daemon checks it with
+        /// the new one, as an attempt).
+        case current
+        /// "Draw an unlock pattern".
+        case first
+        /// "Pattern recorded": Redraw or Continue.
+        case recorded
+        /// "Draw the pattern again to confirm".
+        case confirm
+        /// Sent to the daemon (for a first pattern, polkit asks the password meanwhile).
+        case saving
+        /// "Your new unlock pattern is set".
+        case done
+        /// Cancelled, or failed for good (`detail` says why): the window closes.
+        case ended
+    }
+
+    /// The policy's verdict on the path drawn so far.
+    public enum Verdict: Equatable, Sendable {
+        /// Too few dots to ask, or asked and not answered yet.
+        case none
+        case acceptable
+        case refused(EnrollPolicy.Refusal)
+    }
+
+    /// What the setup asks its edges to do.
+    public enum Effect: Equatable, Sendable {
+        /// Ask the daemon's `CHECK` about this path (answer with `verdict(_:for:)`).
+        case check(Pattern)
+        /// Send `ENROLL` with the new pattern, and `current=` for a change
+        /// (answer with `saved()` or `notSaved(_:back:)`).
+        case enroll(new: Pattern, current: Pattern?)
+        /// Close the window; `set` says whether the new pattern was set.
+        case close(set: Bool)
+    }
+
+    /// The buttons under the grid, left to right; Enter presses the last one
+    /// when it is enabled, Escape the first.
+    public enum Button: Equatable, Sendable {
+        case cancel, redraw, next, done
+
+        public var label: String {
+            switch self {
+            case .cancel: return "Cancel"
+            case .redraw: return "Redraw"
+            case .next: return "Continue"
+            case .done: return "Done"
+            }
+        }
+    }
+
+    // The words on screen: one place for them (the man page and the README quote them).
+    public static let drawCurrentTitle = "Draw your current pattern"
+    public static let drawTitle = "Draw an unlock pattern"
+    public static let releaseTitle = "Release finger when done"
+    public static let recordedTitle = "Pattern recorded"
+    public static let confirmTitle = "Draw the pattern again to confirm"
+    public static let savingTitle = "Setting your pattern…"
+    public static let doneTitle = "Your new unlock pattern is set"
+    public static let tooShortDetail = "Connect at least \(Pattern.minimumDots) dots. This was not counted; try again."
+    public static let acceptableDetail = "Acceptable: not among the patterns people choose most."
+    public static let mismatchDetail = "That was not the same pattern. Start again: draw an unlock pattern."
+    public static let cancelledDetail = "Nothing was changed."
+
+    public private(set) var stage: Stage
+    /// The line under the title: the verdict's reason, or what went wrong.
+    public private(set) var detail: String?
+    public private(set) var verdict: Verdict = .none
+    public var gesture: GestureTracker
+    private var recorded: Pattern?
+    private var current: Pattern?
+    /// The path is being typed (keys 1–9), not drawn: Enter ends it.
+    private var typing = false
+
+    /// `changing`: the user has a pattern already, so the current one is drawn first.
+    public init(geometry: GridGeometry, changing: Bool) {
+        gesture = GestureTracker(geometry: geometry)
+        stage = changing ? .current : .first
+    }
+
+    public var title: String {
+        switch stage {
+        case .current: return gesture.active ? Self.releaseTitle : Self.drawCurrentTitle
+        case .first: return gesture.active ? Self.releaseTitle : Self.drawTitle
+        case .recorded: return Self.recordedTitle
+        case .confirm: return gesture.active ? Self.releaseTitle : Self.confirmTitle
+        case .saving: return Self.savingTitle
+        case .done: return Self.doneTitle
+        case .ended: return Self.cancelledDetail
+        }
+    }
+
+    /// The buttons now, and which of them can be pressed.
+    public var buttons: [(button: Button, enabled: Bool)] {
+        switch stage {
+        case .current, .first: return [(.cancel, true), (.next, false)]
+        case .recorded: return [(.redraw, true), (.next, verdict == .acceptable)]
+        case .confirm: return [(.cancel, true)]
+        case .saving: return [(.cancel, false)]
+        case .done: return [(.done, true)]
+        case .ended: return []
+        }
+    }
+
+    private var draws: Bool { stage == .current || stage == .first || stage == .confirm }
+
+    // MARK: Drawing (pointer, touch, keys 1–9)
+
+    public mutating func press(at p: Point, touch: Int32? = nil) -> [Effect] {
+        guard draws, !gesture.active else { return [] }
+        clearPath()
+        gesture.press(at: p, touch: touch)
+        return grew()
+    }
+
+    public mutating func move(to p: Point, touch: Int32? = nil) -> [Effect] {
+        guard draws, !gesture.move(to: p, touch: touch).isEmpty else { return [] }
+        return grew()
+    }
+
+    public mutating func release(touch: Int32? = nil) -> [Effect] {
+        guard draws, gesture.active, touch == gesture.touchID else { return [] }
+        return finished(gesture.release(touch: touch))
+    }
+
+    /// Touch cancel: the path clears, nothing else changes.
+    public mutating func cancelTouch() {
+        if gesture.active { clearPath() }
+    }
+
+    /// A dot typed (keys 1–9 as the edge's layout reads them): the path grows as
+    /// a straight move to that dot would make it.
+    public mutating func type(dot: Int) -> [Effect] {
+        guard draws, !gesture.active else { return [] }
+        if !typing {
+            // The first key starts a new path, whatever was drawn before.
+            clearPath()
+            typing = true
+        }
+        guard !gesture.type(dot: dot).isEmpty else { return [] }
+        return grew()
+    }
+
+    public mutating func backspace() {
+        guard draws, !gesture.active else { return }
+        clearPath()
+    }
+
+    /// Enter: ends typed dots as a release would, else presses the last button.
+    public mutating func enter() -> [Effect] {
+        if draws && typing && !gesture.isEmpty {
+            typing = false
+            return finished(gesture.finish())
+        }
+        guard let last = buttons.last, last.enabled else { return [] }
+        return tap(last.button)
+    }
+
+    /// Escape presses the first button (Cancel, or Redraw once recorded).
+    public mutating func escape() -> [Effect] {
+        guard let first = buttons.first, first.enabled else { return [] }
+        return tap(first.button)
+    }
+
+    // MARK: Buttons
+
+    public mutating func tap(_ button: Button) -> [Effect] {
+        guard buttons.contains(where: { $0.button == button && $0.enabled }) else { return [] }
+        switch button {
+        case .cancel:
+            clearPath()
+            forget()
+            stage = .ended
+            detail = Self.cancelledDetail
+            return [.close(set: false)]
+        case .redraw:
+            clearPath()
+            recorded = nil
+            stage = .first
+            detail = nil
+            return []
+        case .next:
+            clearPath()
+            stage = .confirm
+            detail = nil
+            return []
+        case .done:
+            return [.close(set: true)]
+        }
+    }
+
+    // MARK: The daemon
+
+    /// The daemon's `CHECK` answer for `pattern`: dropped unless it is still the
+    /// path drawn (or the one recorded and waiting for its verdict).
+    public mutating func verdict(_ answer: Verdict, for pattern: Pattern) {
+        let path = stage == .recorded ? recorded?.dots : gesture.dots
+        guard stage == .first || stage == .recorded, path == pattern.dots else { return }
+        verdict = answer
+        if case .refused(let refusal) = answer {
+            detail = GuessFeedback.sentence(for: refusal, pattern: pattern)
+            if stage == .recorded {
+                // Recorded before its verdict came: refused after all, draw again.
+                stage = .first
+                recorded = nil
+            }
+        } else if answer == .acceptable {
+            detail = Self.acceptableDetail
+        }
+    }
+
+    /// `ENROLL` answered OK: the pattern is set.
+    public mutating func saved() {
+        guard stage == .saving else { return }
+        forget()
+        stage = .done
+        detail = nil
+    }
+
+    /// `ENROLL` did not set it: `sentence` says why (in the words the CLI uses);
+    /// `back` is the stage to draw again from, nil when the setup cannot go on.
+    public mutating func notSaved(_ sentence: String, back: Stage?) {
+        guard stage == .saving else { return }
+        clearPath()
+        detail = sentence
+        switch back {
+        case .current?: current = nil; recorded = nil; stage = .current
+        case .first?: recorded = nil; stage = .first
+        case .confirm?: stage = .confirm
+        default:
+            forget()
+            stage = .ended
+        }
+    }
+
+    // MARK: Inside
+
+    /// The path grew: ask for the verdict once it is a pattern (first stage only;
+    /// the current pattern and the confirmation are not judged).
+    private mutating func grew() -> [Effect] {
+        guard stage == .first else { return [] }
+        verdict = .none
+        guard gesture.dots.count >= Pattern.minimumDots, let p = pathPattern() else {
+            detail = nil
+            return []
+        }
+        return [.check(p)]
+    }
+
+    private mutating func finished(_ result: GestureResult) -> [Effect] {
+        typing = false
+        switch result {
+        case .none:
+            return []
+        case .tooShort:
+            detail = Self.tooShortDetail
+            verdict = .none
+            return []
+        case .pattern(let p):
+            switch stage {
+            case .current:
+                current = p
+                stage = .first
+                detail = nil
+                clearPath()
+                return []
+            case .first:
+                if case .refused = verdict { return [] }  // its reason is shown; draw another
+                recorded = p
+                stage = .recorded
+                if verdict == .none { detail = nil }
+                return []
+            case .confirm:
+                guard let first = recorded else { return [] }
+                if first.dots == p.dots {
+                    stage = .saving
+                    detail = nil
+                    return [.enroll(new: first, current: current)]
+                }
+                recorded = nil
+                verdict = .none
+                stage = .first
+                detail = Self.mismatchDetail
+                return []
+            default:
+                return []
+            }
+        }
+    }
+
+    private func pathPattern() -> Pattern? {
+        var typed = gesture.dots.map { UInt8($0) + 0x30 }
+        defer { wipe(&typed) }
+        return try? Pattern(typed: SecretBytes(typed))
+    }
+
+    private mutating func clearPath() {
+        gesture.clear()
+        typing = false
+        if stage != .recorded { verdict = .none }
+    }
+
+    private mutating func forget() {
+        recorded = nil
+        current = nil
+        verdict = .none
+    }
+}
