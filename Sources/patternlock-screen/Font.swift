@@ -9,8 +9,10 @@ import CCairo
 /// keep them; one face, not a second bold one, keeps one font file's pages.
 /// Where fontconfig finds no font, cairo's toy face (its built-in font).
 enum LockFont {
-    nonisolated(unsafe) static let face: OpaquePointer = matched() ?? cairo_toy_font_face_create(
-        "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+    nonisolated(unsafe) static let face: OpaquePointer =
+        matched()
+        ?? cairo_toy_font_face_create(
+            "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
 
     private static func matched() -> OpaquePointer? {
         guard let config = FcInitLoadConfigAndFonts() else { return nil }
