@@ -65,6 +65,9 @@ let package = Package(
         // The on-screen keyboard's keymap, read through xkbcommon (its own target so
         // that the unit tests compare it with xkbcommon's tables).
         .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon", "CPatternLockShims"]),
+        // The drawing the lock screen and the setup window share (cairo): the grid and
+        // its path, text filled as outlines, buttons, the one font face.
+        .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).
@@ -72,7 +75,7 @@ let package = Package(
             name: "patternlock-screen",
             dependencies: [
                 "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo",
-                "CXKBCommon", "CPamClient", "PatternLockScreenKeymap",
+                "CXKBCommon", "CPamClient", "PatternLockScreenKeymap", "PatternLockPainting",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
+import PatternLockPainting
 import CPatternLockShims
 import Glibc
 import PatternLockScreen
@@ -33,9 +34,9 @@ struct ScreenLayout {
     var nameBaseline: Double { grid.origin.y - 24 }
     /// Under the grid, its button, then the messages.
     var messagesTop: Double { buttonRect.y + buttonRect.height + 16 }
-    var dotRadius: Double { max(4, grid.spacing * 0.08) }
-    var litRadius: Double { dotRadius * 1.7 }
-    var lineWidth: Double { max(3, grid.spacing * 0.05) }
+    var dotRadius: Double { grid.dotRadius }
+    var litRadius: Double { grid.litRadius }
+    var lineWidth: Double { grid.lineWidth }
     /// How far drawing around a dot centre or a line point reaches.
     var reach: Double { litRadius + lineWidth + 3 }
     /// Messages, prompts and the hint wrap to this width: at most 800 pixels less
@@ -79,28 +80,12 @@ struct ScreenLayout {
     }
 }
 
-struct RGB {
-    let r: Double
-    let g: Double
-    let b: Double
-    init(_ hex: UInt32) {
-        r = Double(hex >> 16 & 0xFF) / 255
-        g = Double(hex >> 8 & 0xFF) / 255
-        b = Double(hex & 0xFF) / 255
-    }
-}
-
 /// Draws one screen from the state; reads the state and never changes it.
 struct Renderer {
     let background: RGB
     /// The background image, scaled to fill (nil: the colour).
     let image: OpaquePointer?
     let user: String
-    static let dot = RGB(0xC8CCD4)
-    static let lit = RGB(0x4FC3F7)
-    static let wrong = RGB(0xE53935)
-    static let text = RGB(0xF2F3F5)
-    static let error = RGB(0xFF8A80)
 
     /// Draws `clip` (logical pixels) of the screen into `cr`, which is scaled to
     /// logical pixels already. `lineEnd`: where the finger is, on this screen only.
@@ -127,7 +112,7 @@ struct Renderer {
             return nil
         }
         cairo_set_font_size(cr, ScreenLayout.nameSize)
-        set(cr, Self.text)
+        set(cr, Palette.text)
         centred(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
         if state.showsGrid {
             drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
@@ -138,9 +123,10 @@ struct Renderer {
         drawMessages(cr, layout: layout, state: state)
         if state.showsBackHint { drawHint(cr, layout: layout) }
         if state.offersPassword || state.offersKeyboard {
-            drawButton(
+            paintButton(
                 cr, layout.buttonRect,
-                state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel)
+                state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel,
+                fontSize: ScreenLayout.fontSize)
         }
         cairo_restore(cr)
         return nil
@@ -165,7 +151,7 @@ struct Renderer {
         let contentTop = layout.contentRect.y
         var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + ScreenLayout.nameSize + 8
         cairo_set_font_size(cr, ScreenLayout.nameSize)
-        set(cr, Self.text)
+        set(cr, Palette.text)
         centred(cr, user, y: y, width: layout.width)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         y += 16
@@ -187,7 +173,7 @@ struct Renderer {
             let hintY = fy + fieldHeight + ScreenLayout.fontSize * 1.3
             if hintY < top - 6 {
                 cairo_set_font_size(cr, ScreenLayout.fontSize * 0.8)
-                cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
+                cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
                 centred(cr, LockScreen.backHint, y: hintY, width: layout.width)
             }
         }
@@ -217,31 +203,10 @@ struct Renderer {
                 cairo_set_font_size(cr, max(8, size * (r.width - 6) / w))
                 w = measure(cr, label)
             }
-            set(cr, Self.text)
+            set(cr, Palette.text)
             cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + size * 0.35).rounded())
             fillText(cr, label)
         }
-    }
-
-    private func drawButton(_ cr: OpaquePointer, _ r: Rect, _ label: String) {
-        cairo_set_source_rgba(cr, 1, 1, 1, 0.14)
-        roundedRectangle(cr, r, radius: r.height / 2)
-        cairo_fill(cr)
-        cairo_set_font_size(cr, ScreenLayout.fontSize)
-        set(cr, Self.text)
-        let w = measure(cr, label)
-        cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
-        fillText(cr, label)
-    }
-
-    private func roundedRectangle(_ cr: OpaquePointer, _ r: Rect, radius: Double) {
-        let rad = min(radius, r.width / 2, r.height / 2)
-        cairo_new_sub_path(cr)
-        cairo_arc(cr, r.x + r.width - rad, r.y + rad, rad, -.pi / 2, 0)
-        cairo_arc(cr, r.x + r.width - rad, r.y + r.height - rad, rad, 0, .pi / 2)
-        cairo_arc(cr, r.x + rad, r.y + r.height - rad, rad, .pi / 2, .pi)
-        cairo_arc(cr, r.x + rad, r.y + rad, rad, .pi, 3 * .pi / 2)
-        cairo_close_path(cr)
     }
 
     private func paintBackground(_ cr: OpaquePointer, layout: ScreenLayout) {
@@ -271,50 +236,18 @@ struct Renderer {
     }
 
     private func drawGrid(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen, showFinger: Bool) {
-        let g = layout.grid
-        let path = state.gesture.dots
-        let hidden = state.options.hidePath && !state.flashing
-        let colour = state.flashing ? Self.wrong : Self.lit
-        if !hidden && !path.isEmpty && !(state.options.hidePath && state.flashing) {
-            set(cr, colour, alpha: 0.8)
-            cairo_set_line_width(cr, layout.lineWidth)
-            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
-            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
-            let first = g.center(of: path[0])
-            cairo_move_to(cr, first.x, first.y)
-            for dot in path.dropFirst() {
-                let c = g.center(of: dot)
-                cairo_line_to(cr, c.x, c.y)
-            }
-            if showFinger, let end = state.gesture.lineEnd {
-                cairo_line_to(cr, end.x, end.y)
-            }
-            cairo_stroke(cr)
-        }
-        var lit: UInt16 = 0
-        if !hidden || state.flashing { for d in path { lit |= 1 << d } }
-        for dot in 1...9 {
-            let c = g.center(of: dot)
-            if lit & (1 << dot) != 0 {
-                set(cr, colour, alpha: 0.3)
-                cairo_arc(cr, c.x, c.y, layout.litRadius, 0, 2 * .pi)
-                cairo_fill(cr)
-                set(cr, colour)
-                cairo_arc(cr, c.x, c.y, layout.dotRadius * 1.1, 0, 2 * .pi)
-                cairo_fill(cr)
-            } else {
-                set(cr, Self.dot)
-                cairo_arc(cr, c.x, c.y, layout.dotRadius, 0, 2 * .pi)
-                cairo_fill(cr)
-            }
-        }
+        // --hide-path: no line ever; the dots light only in the red of a wrong one.
+        paintGrid(
+            cr, grid: layout.grid, path: state.gesture.dots, lineEnd: showFinger ? state.gesture.lineEnd : nil,
+            colour: state.flashing ? Palette.wrong : Palette.lit, line: !state.options.hidePath,
+            litDots: !state.options.hidePath || state.flashing)
     }
 
     private func drawField(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
         let f = layout.fieldRect
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         if let prompt = state.promptText, !state.showsGrid {
-            set(cr, Self.text)
+            set(cr, Palette.text)
             var y = f.y - 16
             let lines = wrap(prompt, width: layout.textWidth) { measure(cr, $0) }
             for line in lines.reversed() {
@@ -336,7 +269,7 @@ struct Renderer {
         cairo_set_line_width(cr, 2)
         cairo_rectangle(cr, box.x + 1, box.y + 1, box.width - 2, box.height - 2)
         cairo_stroke(cr)
-        set(cr, Self.text)
+        set(cr, Palette.text)
         if state.showsFieldInClear {
             drawClearText(cr, state.field, in: box)
             return
@@ -386,7 +319,7 @@ struct Renderer {
         if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + ScreenLayout.fontSize }
         let width = layout.textWidth
         for text in texts {
-            set(cr, state.flashing ? Self.error : Self.text)
+            set(cr, state.flashing ? Palette.error : Palette.text)
             for line in wrap(text, width: width, measure: { measure(cr, $0) }) {
                 centred(cr, line, y: y, width: layout.width)
                 y += ScreenLayout.fontSize * 1.4
@@ -397,7 +330,7 @@ struct Renderer {
 
     private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
         cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
-        cairo_set_source_rgba(cr, Self.text.r, Self.text.g, Self.text.b, 0.65)
+        cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
         for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { measure(cr, $0) })
             .enumerated()
         {
@@ -405,28 +338,11 @@ struct Renderer {
         }
     }
 
-    private func set(_ cr: OpaquePointer, _ c: RGB, alpha: Double = 1) {
-        cairo_set_source_rgba(cr, c.r, c.g, c.b, alpha)
-    }
+    private func set(_ cr: OpaquePointer, _ c: RGB, alpha: Double = 1) { setColour(cr, c, alpha: alpha) }
 
-    private func measure(_ cr: OpaquePointer, _ s: String) -> Double {
-        var e = cairo_text_extents_t()
-        cairo_text_extents(cr, s, &e)
-        return e.x_advance
-    }
-
-    /// Text is filled as the glyphs' outlines (cairo_text_path), not shown
-    /// from glyph images: cairo_show_text on an image surface makes pixman's
-    /// glyph cache, a 256 KB table written whole when made, a quarter of the
-    /// locker's memory beyond its code (make bench-screen).
-    private func fillText(_ cr: OpaquePointer, _ s: UnsafePointer<CChar>) {
-        cairo_text_path(cr, s)
-        cairo_fill(cr)
-    }
+    private func measure(_ cr: OpaquePointer, _ s: String) -> Double { textWidth(cr, s) }
 
     private func centred(_ cr: OpaquePointer, _ s: String, y: Double, width: Double) {
-        let w = measure(cr, s)
-        cairo_move_to(cr, ((width - w) / 2).rounded(), y.rounded())
-        fillText(cr, s)
+        centredText(cr, s, y: y, width: width)
     }
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
 
-/// The one face every text on the lock screen is drawn in: the file fontconfig
+/// The one face every text of the lock screen and the setup window is drawn in: the file fontconfig
 /// gives for "sans-serif" under the machine's configuration, opened by cairo
 /// from that file alone. fontconfig is asked once, through a configuration of
 /// its own that is destroyed at once, so its parsed rules and font lists (about
 /// 130 KB) do not stay in the locker's memory, as cairo's toy font API would
-/// keep them; one face, not a second bold one, keeps one font file's pages.
+/// keep them; one face, not a second bold one, keeps one font file's pages
+/// (make bench-screen).
 /// Where fontconfig finds no font, cairo's toy face (its built-in font).
-enum LockFont {
-    nonisolated(unsafe) static let face: OpaquePointer =
+public enum LockFont {
+    nonisolated(unsafe) public static let face: OpaquePointer =
         matched()
         ?? cairo_toy_font_face_create(
             "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
