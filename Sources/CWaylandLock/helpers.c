@@ -52,6 +52,11 @@ const struct wl_interface *pls_single_pixel_interface(void)
 	return &wp_single_pixel_buffer_manager_v1_interface;
 }
 
+const struct wl_interface *pls_xdg_wm_base_interface(void)
+{
+	return &xdg_wm_base_interface;
+}
+
 int pls_shm_file(long size)
 {
 	int fd = memfd_create("patternlock-screen",

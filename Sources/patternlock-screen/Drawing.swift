@@ -5,6 +5,7 @@ import CWaylandLock
 import CXKBCommon
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// Drawing: the screens that changed, into wl_shm buffers.

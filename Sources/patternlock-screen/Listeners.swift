@@ -5,6 +5,7 @@ import CWaylandLock
 import CXKBCommon
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// The C listeners Wayland calls: each finds its App and hands the event on.
@@ -19,17 +20,6 @@ extension App {
             App.from(data).global(name: name, interface: String(cString: interface), version: version)
         }
         l.pointee.global_remove = { data, _, name in App.from(data).globalRemove(name: name) }
-        return l
-    }()
-
-    nonisolated(unsafe) static let bufferListener: UnsafeMutablePointer<wl_buffer_listener> = {
-        let l = UnsafeMutablePointer<wl_buffer_listener>.allocate(capacity: 1)
-        l.initialize(to: wl_buffer_listener())
-        l.pointee.release = { data, _ in
-            guard let data else { return }
-            Unmanaged<ShmBuffer>.fromOpaque(data).takeUnretainedValue().busy = false
-        }
-        // A change that found both buffers busy is drawn by the loop after this release.
         return l
     }()
 

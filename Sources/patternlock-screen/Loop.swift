@@ -5,6 +5,7 @@ import CWaylandLock
 import CXKBCommon
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// The poll loop: Wayland, the PAM child, the timers.

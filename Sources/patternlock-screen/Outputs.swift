@@ -5,6 +5,7 @@ import CWaylandLock
 import CXKBCommon
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// The globals, the screens (outputs), the lock and its surfaces.

@@ -4,6 +4,7 @@ import CPatternLockShims
 import CWaylandLock
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// The argv word that starts the hidden PAM child mode (no secret ever goes in argv).

@@ -5,6 +5,7 @@ import CWaylandLock
 import CXKBCommon
 import Glibc
 import PatternLock
+import PatternLockPainting
 import PatternLockScreen
 
 /// The seat: pointer and touch, one finger or button at a time.

@@ -2,6 +2,7 @@
 import CCairo
 import CWaylandLock
 import Glibc
+import PatternLockPainting
 import PatternLockScreen
 
 // patternlock-screen: a Wayland lock screen (ext-session-lock-v1) with the 3×3

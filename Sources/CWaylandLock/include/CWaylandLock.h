@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #ifndef CWAYLANDLOCK_H
 #define CWAYLANDLOCK_H
-/* The Wayland side of patternlock-screen that Swift cannot spell: the protocol
-   code wayland-scanner generated (scripts/gen-wayland-protocols), the addresses
-   of the wl_interface structs (Swift imports an extern const struct as a value,
-   a copy, so its address must be taken here), and a few Linux calls glibc hides
-   behind _GNU_SOURCE. */
+/* The Wayland side of patternlock-screen (and patternlock-setup's window) that
+   Swift cannot spell: the protocol code wayland-scanner generated
+   (scripts/gen-wayland-protocols), the addresses of the wl_interface structs
+   (Swift imports an extern const struct as a value, a copy, so its address must
+   be taken here), and a few Linux calls glibc hides behind _GNU_SOURCE. */
 #include <wayland-client.h>
 #include "ext-session-lock-v1-client-protocol.h"
 #include "single-pixel-buffer-v1-client-protocol.h"
 #include "viewporter-client-protocol.h"
+#include "xdg-shell-client-protocol.h"
 
 const struct wl_interface *pls_compositor_interface(void);
 const struct wl_interface *pls_shm_interface(void);
@@ -19,6 +20,8 @@ const struct wl_interface *pls_lock_manager_interface(void);
 const struct wl_interface *pls_subcompositor_interface(void);
 const struct wl_interface *pls_viewporter_interface(void);
 const struct wl_interface *pls_single_pixel_interface(void);
+/* patternlock-setup's window. */
+const struct wl_interface *pls_xdg_wm_base_interface(void);
 
 /* An anonymous shared-memory file of size bytes (memfd_create, sealed against
    shrinking), close-on-exec; -1 with errno set. */
