@@ -54,6 +54,34 @@ public enum XKBKeymap {
         return i == XKB_MOD_INVALID || i >= 32 ? 0 : 1 << i
     }
 
+    /// What a press of the hardware key `keycode` is, as the lock screen and the
+    /// setup window read it: Enter, Backspace, Escape, a digit 1–9 (the top row,
+    /// or the numeric keypad with or without NumLock), or the text it types.
+    public static func key(_ state: OpaquePointer, _ keycode: UInt32) -> Key? {
+        let sym = xkb_state_key_get_one_sym(state, keycode)
+        switch sym {
+        case 0xFF0D, 0xFF8D: return .enter  // Return, KP_Enter
+        case 0xFF08: return .backspace
+        case 0xFF1B: return .escape
+        case 0xFFB1...0xFFB9: return .digit(Int(sym - 0xFFB0), text: [UInt8(sym - 0xFFB0) + 0x30])  // KP_1…KP_9
+        // The keypad without NumLock: KP_End, KP_Down, KP_Next, KP_Left, KP_Begin,
+        // KP_Right, KP_Home, KP_Up, KP_Prior are the keys 1…9.
+        case 0xFF9C: return .digit(1, text: [0x31])
+        case 0xFF99: return .digit(2, text: [0x32])
+        case 0xFF9B: return .digit(3, text: [0x33])
+        case 0xFF96: return .digit(4, text: [0x34])
+        case 0xFF9D: return .digit(5, text: [0x35])
+        case 0xFF98: return .digit(6, text: [0x36])
+        case 0xFF95: return .digit(7, text: [0x37])
+        case 0xFF97: return .digit(8, text: [0x38])
+        case 0xFF9A: return .digit(9, text: [0x39])
+        default:
+            let text = Self.text(state, keycode)
+            guard let first = text.first else { return nil }
+            return text.count == 1 && first >= 0x31 && first <= 0x39 ? .digit(Int(first - 0x30), text: text) : .text(text)
+        }
+    }
+
     /// The UTF-8 one key types in `state`: for the on-screen keyboard's labels
     /// and for the hardware keyboard's keys alike; empty for nothing, a dead key
     /// or a control character. It goes from a stack buffer, wiped, into an

@@ -66,31 +66,7 @@ extension App {
 
     func key(_ code: UInt32) {
         guard let xkbState else { return }
-        let keycode = code + 8
-        let sym = xkb_state_key_get_one_sym(xkbState, keycode)
-        var k: Key?
-        switch sym {
-        case 0xFF0D, 0xFF8D: k = .enter  // Return, KP_Enter
-        case 0xFF08: k = .backspace
-        case 0xFF1B: k = .escape
-        case 0xFFB1...0xFFB9: k = .digit(Int(sym - 0xFFB0), text: [UInt8(sym - 0xFFB0) + 0x30])  // KP_1…KP_9
-        // The keypad without NumLock: KP_End, KP_Down, KP_Next, KP_Left, KP_Begin,
-        // KP_Right, KP_Home, KP_Up, KP_Prior are the keys 1…9.
-        case 0xFF9C: k = .digit(1, text: [0x31])
-        case 0xFF99: k = .digit(2, text: [0x32])
-        case 0xFF9B: k = .digit(3, text: [0x33])
-        case 0xFF96: k = .digit(4, text: [0x34])
-        case 0xFF9D: k = .digit(5, text: [0x35])
-        case 0xFF98: k = .digit(6, text: [0x36])
-        case 0xFF95: k = .digit(7, text: [0x37])
-        case 0xFF97: k = .digit(8, text: [0x38])
-        case 0xFF9A: k = .digit(9, text: [0x39])
-        default:
-            let text = XKBKeymap.text(xkbState, keycode)
-            guard let first = text.first else { break }
-            k = text.count == 1 && first >= 0x31 && first <= 0x39 ? .digit(Int(first - 0x30), text: text) : .text(text)
-        }
-        guard let k else { return }
+        guard let k = XKBKeymap.key(xkbState, code + 8) else { return }
         ensureAttempt()
         let effects = state.key(k)
         invalidateAll()
