@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "patternlockd", targets: ["patternlockd"]),
         .executable(name: "patternlock-screen", targets: ["patternlock-screen"]),
+        .executable(name: "patternlock-setup", targets: ["patternlock-setup"]),
         .library(name: "PatternLock", targets: ["PatternLock"]),
     ],
     // Fleet mode (one PostgreSQL database for many hosts) needs SwiftNIO and
@@ -76,6 +77,14 @@ let package = Package(
             dependencies: [
                 "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo",
                 "CXKBCommon", "CPamClient", "PatternLockScreenKeymap", "PatternLockPainting",
+            ]),
+        // The window that sets the pattern by drawing it (`make setup`): an xdg_toplevel,
+        // the lock screen's drawing and keys, the daemon's CHECK and ENROLL.
+        .executableTarget(
+            name: "patternlock-setup",
+            dependencies: [
+                "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon", "PatternLockWire",
+                "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo", "CXKBCommon",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),

@@ -9,9 +9,9 @@
 version:
 	@sh scripts/version.sh
 
-# patternlock-screen carries the same file (its own target cannot share one).
+# patternlock-screen and patternlock-setup carry the same file (a target cannot share one).
 version-swift:
-	@for f in Sources/patternlockd/Version.swift Sources/patternlock-screen/Version.swift; do \
+	@for f in Sources/patternlockd/Version.swift Sources/patternlock-screen/Version.swift Sources/patternlock-setup/Version.swift; do \
 		sh scripts/version.sh swift | cmp -s - $$f || { \
 		sh scripts/version.sh swift > $$f.tmp && mv -f $$f.tmp $$f && \
 		echo "$$f: $$(sh scripts/version.sh)"; }; done

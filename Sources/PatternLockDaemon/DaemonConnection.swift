@@ -19,6 +19,35 @@ package struct DaemonAddress: Sendable {
         self.origin = origin
         self.hint = hint
     }
+
+    package static let defaultPath = "/run/patternlock/socket"
+
+    /// The socket a client talks to: `socket` (its --socket), else
+    /// $PATTERNLOCK_SOCKET, else the default; with where it came from and what to
+    /// try when nothing answers there (systemd's socket unit where systemd runs).
+    package static func resolve(socket: String?) -> DaemonAddress {
+        let environment = getenv("PATTERNLOCK_SOCKET").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let path = socket ?? environment ?? defaultPath
+        let origin = socket != nil ? "from --socket" : environment != nil ? "from $PATTERNLOCK_SOCKET" : "the default socket"
+        let hint: String
+        if path != defaultPath {
+            let fix =
+                socket != nil
+                ? "check the path given to --socket" : "check $PATTERNLOCK_SOCKET, or unset it to use \(defaultPath)"
+            hint = "Is a patternlockd serve --socket \(path) running? If not, \(fix)."
+        } else if systemdRuns {
+            hint = "Is it running? Try: systemctl status patternlockd.socket"
+        } else {
+            hint = "Is it running? Start it as root with: patternlockd serve"
+        }
+        return DaemonAddress(path: path, origin: origin, hint: hint)
+    }
+
+    /// sd_booted(3): systemd is the init system when /run/systemd/system exists.
+    package static var systemdRuns: Bool {
+        guard case .success(let st) = Sys.lstat("/run/systemd/system") else { return false }
+        return st.st_mode & S_IFMT == S_IFDIR
+    }
 }
 
 /// A connection to the daemon. Before sending anything, it checks that the socket

@@ -34,7 +34,7 @@ struct PatternLockd: ParsableCommand {
 
 /// The socket a client command talks to.
 struct SocketOptions: ParsableArguments {
-    static let defaultPath = "/run/patternlock/socket"
+    static let defaultPath = DaemonAddress.defaultPath
 
     @Option(
         name: .long,
@@ -43,45 +43,9 @@ struct SocketOptions: ParsableArguments {
             valueName: "path"))
     var socket: String?
 
-    var path: String {
-        if let socket { return socket }
-        if let env = environmentSocket { return env }
-        return SocketOptions.defaultPath
-    }
-
-    private var environmentSocket: String? {
-        guard let env = getenvString("PATTERNLOCK_SOCKET"), !env.isEmpty else { return nil }
-        return env
-    }
-
     /// The socket with where it came from and what to try, for the connection.
-    var address: DaemonAddress { DaemonAddress(path: path, origin: origin, hint: hint) }
+    var address: DaemonAddress { DaemonAddress.resolve(socket: socket) }
+    var path: String { address.path }
 
-    /// Where `path` came from, for a message that says which setting to fix.
-    var origin: String {
-        if socket != nil { return "from --socket" }
-        if environmentSocket != nil { return "from $PATTERNLOCK_SOCKET" }
-        return "the default socket"
-    }
-
-    /// What to try when the daemon cannot be reached: systemd's socket unit where
-    /// systemd runs and this is its socket, else starting the daemon by hand.
-    var hint: String {
-        guard path == SocketOptions.defaultPath else {
-            let fix =
-                socket != nil
-                ? "check the path given to --socket" : "check $PATTERNLOCK_SOCKET, or unset it to use \(SocketOptions.defaultPath)"
-            return "Is a patternlockd serve --socket \(path) running? If not, \(fix)."
-        }
-        if SocketOptions.systemdRuns {
-            return "Is it running? Try: systemctl status patternlockd.socket"
-        }
-        return "Is it running? Start it as root with: patternlockd serve"
-    }
-
-    /// sd_booted(3): systemd is the init system when /run/systemd/system exists.
-    static var systemdRuns: Bool {
-        guard case .success(let st) = Sys.lstat("/run/systemd/system") else { return false }
-        return st.st_mode & S_IFMT == S_IFDIR
-    }
+    static var systemdRuns: Bool { DaemonAddress.systemdRuns }
 }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import PatternLock
+import PatternLockDaemon
+import PatternLockScreen
+
+/// The command line (docs/patternlock-setup.1).
+struct SetupOptions {
+    var socket: String?
+    var layout: KeypadLayout = .phone
+    var debug = false
+
+    static let usage = """
+        Usage: patternlock-setup [options]
+
+        Sets, or changes, your unlock pattern by drawing it in a window, as a phone
+        does: draw a pattern over the 3×3 dots with a finger or the pointer (or type
+        its dots on the keys 1-9 and press Enter), see at once whether it is one of
+        the patterns people choose most (the line turns red, and the window says
+        why) or acceptable (green), continue, draw it again to confirm, and it is
+        set. Nothing drawn here is counted as an attempt, except the current pattern
+        when you change one. A change asks for the current pattern first.
+
+        Your first pattern also needs your password, once: polkit asks for it
+        through your desktop's authentication agent. Nothing is stored until both
+        drawings agree and the daemon has accepted them; cancel at any time.
+
+        Options:
+              --socket PATH      the daemon's socket (default: $PATTERNLOCK_SOCKET,
+                                 else \(DaemonAddress.defaultPath))
+              --layout phone|numpad
+                                 the keys the digits 1-9 stand for: phone (1 2 3 on top,
+                                 the default) or numpad (7 8 9 on top)
+          -d, --debug            say what the window shows on stderr (never a pattern)
+              --help             show this help
+              --version          show the version
+
+        Keys: 1-9 draw, Enter ends the dots typed and then continues, Backspace
+        clears them, Escape cancels (or redraws once a pattern is recorded).
+
+        Exit status: 0 the pattern was set; 1 cancelled, nothing changed; 2 an
+        error (the daemon, the desktop or your account), said on stderr.
+        On a terminal, patternlockd enroll does the same with typed digits.
+        """
+
+    var address: DaemonAddress { DaemonAddress.resolve(socket: socket) }
+
+    enum Parsed {
+        case run(SetupOptions)
+        case exit(String, Int32)
+    }
+
+    static func parse(_ args: [String]) -> Parsed {
+        var o = SetupOptions()
+        var i = 0
+        while i < args.count {
+            var arg = args[i]
+            var inline: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                inline = String(arg[arg.index(after: eq)...])
+                arg = String(arg[..<eq])
+            }
+            func value() -> String? {
+                if let inline { return inline }
+                i += 1
+                return i < args.count ? args[i] : nil
+            }
+            switch arg {
+            case "--socket":
+                guard let v = value(), !v.isEmpty else {
+                    return .exit("The option --socket needs a path; see patternlock-setup --help.", 2)
+                }
+                o.socket = v
+            case "--layout":
+                guard let v = value(), let l = KeypadLayout(rawValue: v) else {
+                    return .exit("The option --layout takes phone or numpad; see patternlock-setup --help.", 2)
+                }
+                o.layout = l
+            case "-d", "--debug": o.debug = true
+            case "-h", "--help": return .exit(usage, 0)
+            case "--version": return .exit("patternlock-setup \(PatternLockVersion.current)", 0)
+            default:
+                return .exit("Unknown option \"\(args[i])\"; see patternlock-setup --help.", 2)
+            }
+            i += 1
+        }
+        return .run(o)
+    }
+}
+
+/// Writes a line to stderr in one write: `patternlock-setup: ` and `text`.
+func say(_ text: String) {
+    var line = Array("patternlock-setup: \(text)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    line.removeAll()
+}

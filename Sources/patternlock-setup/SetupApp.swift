@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCairo
+import CPatternLockShims
+import CWaylandLock
+import CXKBCommon
+import Glibc
+import PatternLock
+import PatternLockDaemon
+import PatternLockPainting
+import PatternLockScreen
+import PatternLockScreenKeymap
+import PatternLockWire
+
+/// Where things go in the window (logical pixels): the title and the line under
+/// it at the top, the grid in the middle, the buttons at the bottom.
+struct SetupLayout {
+    let width: Double
+    let height: Double
+    let grid: GridGeometry
+    static let titleSize = 22.0
+    static let detailSize = 16.0
+    static let margin = 24.0
+    static let buttonHeight = 48.0
+    /// Under the title and four lines of the verdict's reason.
+    static let gridTop = 190.0
+
+    init(width: Int, height: Int) {
+        self.width = Double(width)
+        self.height = Double(height)
+        let room = self.height - Self.gridTop - Self.buttonHeight - 2 * Self.margin
+        let side = max(120, min(self.width - 2 * Self.margin, room, 420))
+        grid = GridGeometry(origin: Point(x: (self.width - side) / 2, y: Self.gridTop), side: side)
+    }
+
+    /// The buttons' boxes, left to right, for `count` buttons.
+    func buttonRects(_ count: Int) -> [Rect] {
+        guard count > 0 else { return [] }
+        let gap = 16.0
+        let w = min(200, (width - 2 * Self.margin - gap * Double(count - 1)) / Double(count))
+        let total = w * Double(count) + gap * Double(count - 1)
+        let y = height - Self.margin - Self.buttonHeight
+        return (0..<count).map { i in
+            Rect(x: (width - total) / 2 + Double(i) * (w + gap), y: y, width: w, height: Self.buttonHeight)
+        }
+    }
+}
+
+/// The window: an xdg_toplevel with one surface, drawn from `setup`; pointer,
+/// touch and keys go to `setup`, its effects to the daemon.
+final class SetupApp {
+    let display: OpaquePointer
+    let options: SetupOptions
+    let user: String
+    var setup: PatternSetup
+    var registry: OpaquePointer?
+    var compositor: OpaquePointer?
+    var shm: OpaquePointer?
+    var wmBase: OpaquePointer?
+    var seat: OpaquePointer?
+    var pointer: OpaquePointer?
+    var touch: OpaquePointer?
+    var keyboard: OpaquePointer?
+    var outputs: [(name: UInt32, output: OpaquePointer, scale: Int32)] = []
+    var surface: OpaquePointer?
+    var xdgSurface: OpaquePointer?
+    var toplevel: OpaquePointer?
+    var width = 420
+    var height = 640
+    var configured = false
+    var dirty = true
+    var buffers: [ShmBuffer] = []
+    var pointerAt = Point(x: 0, y: 0)
+    var pointerDown = false
+    var xkbContext: OpaquePointer? = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
+    var xkbKeymap: OpaquePointer?
+    var xkbState: OpaquePointer?
+    var exitCode: Int32?
+    var described = ""
+
+    init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool) {
+        self.display = display
+        self.options = options
+        self.user = user
+        setup = PatternSetup(geometry: SetupLayout(width: 420, height: 640).grid, changing: changing)
+    }
+
+    static func from(_ data: UnsafeMutableRawPointer?) -> SetupApp {
+        Unmanaged<SetupApp>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    var scale: Int32 { max(1, outputs.map(\.scale).max() ?? 1) }
+
+    var layout: SetupLayout { SetupLayout(width: width, height: height) }
+
+    func debug(_ text: String) { if options.debug { say(text) } }
+
+    // MARK: Start
+
+    func run() -> Never {
+        registry = wl_display_get_registry(display)
+        wl_registry_add_listener(registry, Self.registryListener, opaque)
+        wl_display_roundtrip(display)
+        guard let compositor, shm != nil, let wmBase else {
+            say(
+                "This desktop's compositor cannot show an ordinary window (it lacks xdg_wm_base or wl_shm). On a terminal, set the pattern with: patternlockd enroll"
+            )
+            exit(2)
+        }
+        xdg_wm_base_add_listener(wmBase, Self.wmBaseListener, opaque)
+        wl_display_roundtrip(display)
+        surface = wl_compositor_create_surface(compositor)
+        xdgSurface = xdg_wm_base_get_xdg_surface(wmBase, surface)
+        xdg_surface_add_listener(xdgSurface, Self.xdgSurfaceListener, opaque)
+        toplevel = xdg_surface_get_toplevel(xdgSurface)
+        xdg_toplevel_add_listener(toplevel, Self.toplevelListener, opaque)
+        xdg_toplevel_set_title(toplevel, "Set your unlock pattern")
+        xdg_toplevel_set_app_id(toplevel, "org.patternlock.Setup")
+        xdg_toplevel_set_min_size(toplevel, 320, 480)
+        wl_surface_commit(surface)
+        debug("window user=\(user) stage=\(setup.stage)")
+        loop()
+    }
+
+    func loop() -> Never {
+        while true {
+            if let exitCode {
+                wl_display_flush(display)
+                exit(exitCode)
+            }
+            if dirty && configured { draw() }
+            if wl_display_dispatch(display) < 0 {
+                say("The connection to the desktop was lost; nothing was changed.")
+                exit(2)
+            }
+        }
+    }
+
+    // MARK: Window events
+
+    func configure(width w: Int32, height h: Int32) {
+        if w > 0 && h > 0 {
+            width = Int(w)
+            height = Int(h)
+        }
+        setup.gesture.geometry = layout.grid
+        dirty = true
+    }
+
+    func ackConfigure(_ serial: UInt32) {
+        xdg_surface_ack_configure(xdgSurface, serial)
+        configured = true
+        dirty = true
+        draw()
+    }
+
+    func close() {
+        run(setup.tap(.cancel))
+        if exitCode == nil { exitCode = 1 }
+    }
+
+    // MARK: Input
+
+    func pointerButton(pressed: Bool) {
+        if pressed {
+            pointerDown = true
+            if let b = button(at: pointerAt) {
+                run(setup.tap(b))
+            } else {
+                run(setup.press(at: pointerAt))
+            }
+        } else {
+            pointerDown = false
+            run(setup.release())
+        }
+        dirty = true
+    }
+
+    func pointerMotion(x: Double, y: Double) {
+        pointerAt = Point(x: x, y: y)
+        guard pointerDown, setup.gesture.active else { return }
+        run(setup.move(to: pointerAt))
+        dirty = true
+    }
+
+    func touchDown(id: Int32, x: Double, y: Double) {
+        let p = Point(x: x, y: y)
+        if let b = button(at: p), !setup.gesture.active {
+            run(setup.tap(b))
+        } else {
+            run(setup.press(at: p, touch: id))
+        }
+        dirty = true
+    }
+
+    func touchMotion(id: Int32, x: Double, y: Double) {
+        run(setup.move(to: Point(x: x, y: y), touch: id))
+        dirty = true
+    }
+
+    func touchUp(id: Int32) {
+        run(setup.release(touch: id))
+        dirty = true
+    }
+
+    func touchCancel() {
+        setup.cancelTouch()
+        dirty = true
+    }
+
+    func button(at p: Point) -> PatternSetup.Button? {
+        let buttons = setup.buttons
+        for (i, r) in layout.buttonRects(buttons.count).enumerated() where r.contains(p) {
+            return buttons[i].button
+        }
+        return nil
+    }
+
+    func keymap(format: UInt32, fd: Int32, size: UInt32) {
+        defer { Glibc.close(fd) }
+        guard format == UInt32(WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1.rawValue), let xkbContext else { return }
+        guard let map = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return }
+        defer { munmap(map, Int(size)) }
+        let text = map.assumingMemoryBound(to: CChar.self)
+        guard
+            let km = xkb_keymap_new_from_buffer(
+                xkbContext, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS),
+            let st = xkb_state_new(km)
+        else { return }
+        if let s = xkbState { xkb_state_unref(s) }
+        if let k = xkbKeymap { xkb_keymap_unref(k) }
+        xkbKeymap = km
+        xkbState = st
+    }
+
+    func modifiers(_ depressed: UInt32, _ latched: UInt32, _ locked: UInt32, _ group: UInt32) {
+        guard let xkbState else { return }
+        xkb_state_update_mask(xkbState, depressed, latched, locked, 0, 0, group)
+    }
+
+    func key(_ code: UInt32) {
+        guard let xkbState, let k = XKBKeymap.key(xkbState, code + 8) else { return }
+        switch k {
+        case .digit(let n, _): run(setup.type(dot: options.layout.dot(forKey: n)))
+        case .enter: run(setup.enter())
+        case .escape: run(setup.escape())
+        case .backspace: setup.backspace()
+        case .text: return
+        }
+        dirty = true
+    }
+
+    // MARK: Effects: the daemon
+
+    func run(_ effects: [PatternSetup.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .check(let pattern):
+                check(pattern)
+            case .enroll(let new, let current):
+                // What the window shows while the daemon (and for a first pattern,
+                // polkit with the desktop's agent) works.
+                dirty = true
+                draw()
+                wl_display_flush(display)
+                enroll(new, current: current)
+            case .close(let set):
+                debug("close set=\(set ? 1 : 0)")
+                exitCode = set ? 0 : 1
+            }
+        }
+    }
+
+    func check(_ pattern: Pattern) {
+        let reply = try? DaemonConnection.request(
+            .check(pattern: SecretBytes(pattern.digits)), socket: options.address, timeout: 5)
+        switch reply {
+        case .ok?: setup.verdict(.acceptable, for: pattern)
+        case .refused(let r)?: setup.verdict(.refused(r), for: pattern)
+        default: break  // no verdict now: ENROLL gives it
+        }
+    }
+
+    func enroll(_ new: Pattern, current: Pattern?) {
+        let first = current == nil
+        do throws(ClientError) {
+            let reply = try DaemonConnection.request(
+                .enroll(
+                    user: user, pattern: SecretBytes(new.digits), current: current.map { SecretBytes($0.digits) },
+                    iterations: nil),
+                socket: options.address,
+                timeout: first ? Double(PasswordProofTiming.clientSeconds) : 120)
+            switch reply {
+            case .okIterations:
+                setup.saved()
+            case .refused(let r):
+                setup.notSaved(GuessFeedback.sentence(for: r, pattern: new), back: .first)
+            case .fail(let remaining, _) where remaining > 0:
+                setup.notSaved(ClientWording.failure(for: reply, user: user, current: true).description, back: .current)
+            case .error(.passwordProofRequired):
+                setup.notSaved(Self.proofRefused, back: .confirm)
+            default:
+                setup.notSaved(ClientWording.failure(for: reply, user: user, current: !first).description, back: nil)
+            }
+        } catch {
+            setup.notSaved(error.description, back: nil)
+        }
+        if setup.stage == .ended {
+            say(setup.detail ?? "Nothing was changed.")
+            exitCode = 2
+        }
+        dirty = true
+    }
+
+    static let proofRefused =
+        "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when your desktop asks."
+
+    // MARK: Drawing
+
+    func draw() {
+        guard configured, let surface, let shm else { return }
+        let s = scale
+        guard let size = BufferSize(width: Double(width), height: Double(height), scale: s) else { return }
+        buffers.removeAll { b in
+            let stale = b.width != size.width || b.height != size.height
+            if stale && !b.busy { b.destroy() }
+            return stale && !b.busy
+        }
+        if !buffers.contains(where: { !$0.busy }), buffers.count < 2, let b = ShmBuffer(shm: shm, size: size) {
+            buffers.append(b)
+        }
+        guard let b = buffers.first(where: { !$0.busy && $0.width == size.width && $0.height == size.height }),
+            let cr = cairo_create(b.cairo)
+        else { return }
+        cairo_scale(cr, Double(s), Double(s))
+        paint(cr)
+        cairo_destroy(cr)
+        cairo_surface_flush(b.cairo)
+        b.busy = true
+        wl_surface_set_buffer_scale(surface, s)
+        wl_surface_attach(surface, b.buffer, 0, 0)
+        wl_surface_damage_buffer(surface, 0, 0, size.width, size.height)
+        wl_surface_commit(surface)
+        dirty = false
+        describe()
+    }
+
+    func paint(_ cr: OpaquePointer) {
+        let l = layout
+        cairo_set_source_rgb(cr, 0x1B / 255, 0x1D / 255, 0x22 / 255)
+        cairo_paint(cr)
+        cairo_set_font_face(cr, LockFont.face)
+        cairo_set_font_size(cr, SetupLayout.titleSize)
+        setColour(cr, Palette.text)
+        centredText(cr, setup.title, y: 56, width: l.width)
+        if let detail = setup.detail {
+            cairo_set_font_size(cr, SetupLayout.detailSize)
+            var refused = false
+            if case .refused = setup.verdict { refused = true }
+            setColour(cr, refused || setup.stage == .first && detail == PatternSetup.mismatchDetail ? Palette.error : Palette.text)
+            var y = 92.0
+            for line in wrap(detail, width: l.width - 2 * SetupLayout.margin, measure: { textWidth(cr, $0) }) {
+                centredText(cr, line, y: y, width: l.width)
+                y += SetupLayout.detailSize * 1.35
+            }
+        }
+        let colour: RGB
+        switch setup.verdict {
+        case .acceptable: colour = Palette.acceptable
+        case .refused: colour = Palette.wrong
+        case .none: colour = Palette.lit
+        }
+        paintGrid(cr, grid: l.grid, path: setup.gesture.dots, lineEnd: setup.gesture.lineEnd, colour: colour)
+        let buttons = setup.buttons
+        for (i, r) in l.buttonRects(buttons.count).enumerated() {
+            paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)
+        }
+    }
+
+    /// For --debug: what the window shows, said when it changes (never the dots).
+    func describe() {
+        guard options.debug else { return }
+        let l = layout
+        let g = l.grid
+        var verdict = "none"
+        switch setup.verdict {
+        case .acceptable: verdict = "acceptable"
+        case .refused(let r):
+            switch r {
+            case .common: verdict = "refused reason=common"
+            case .tooFewDots: verdict = "refused reason=too_few_dots"
+            case .denylisted: verdict = "refused reason=denylisted"
+            }
+        case .none: break
+        }
+        let buttons = zip(setup.buttons, l.buttonRects(setup.buttons.count)).map { b, r in
+            "\"\(b.button.label)\"@\(Int(r.x + r.width / 2)),\(Int(r.y + r.height / 2))\(b.enabled ? "" : "(off)")"
+        }
+        let text =
+            "stage=\(setup.stage) title=\"\(setup.title)\" verdict=\(verdict) dots=\(setup.gesture.dots.count) "
+            + "grid=\(Int(g.origin.x)),\(Int(g.origin.y)),\(Int(g.side)) buttons=[\(buttons.joined(separator: ","))]"
+            + (setup.detail.map { " detail=\"\($0)\"" } ?? "")
+        if text != described {
+            described = text
+            say(text)
+        }
+    }
+}

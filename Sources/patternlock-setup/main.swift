@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+import CPatternLockShims
+import CWaylandLock
+import Glibc
+import PatternLock
+import PatternLockDaemon
+import PatternLockWire
+
+// First of all: no core dump of a process that will hold a pattern, and no
+// other process of the user may read its memory.
+_ = pls_no_core_dumps()
+
+let options: SetupOptions
+switch SetupOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+case .run(let o): options = o
+case .exit(let text, let code):
+    if code == 0 { print(text) } else { say(text) }
+    exit(code)
+}
+
+guard geteuid() != 0 || getenv("SUDO_USER") == nil else {
+    say(
+        "patternlock-setup sets your own pattern: run it as yourself, not with sudo. An administrator sets another user's pattern with: sudo patternlockd enroll USER"
+    )
+    exit(2)
+}
+guard let user = Accounts.currentUserName else {
+    say("Cannot find your user name in the password database; nothing was changed.")
+    exit(2)
+}
+
+// What the daemon knows of this user: a change needs the current pattern.
+let status: UserStatus
+do throws(ClientError) {
+    let reply = try DaemonConnection.request(.status(user: user), socket: options.address, timeout: 10)
+    guard case .status(let s) = reply else { throw ClientWording.failure(for: reply, user: user) }
+    status = s
+} catch {
+    say(error.description)
+    exit(Int32(error.code.rawValue))
+}
+if status.corrupt || status.locked {
+    // Nothing can be drawn that would help: say who can, as `patternlockd enroll` does.
+    let reply: Reply = status.locked ? .locked(retryAfter: status.retryAfter) : .error(.recordUnreadable)
+    say(ClientWording.failure(for: reply, user: user, current: true).description)
+    exit(2)
+}
+
+guard let display = wl_display_connect(nil) else {
+    say(
+        "patternlock-setup draws in a window of your Wayland desktop, and none was found (WAYLAND_DISPLAY is not set or its socket is gone). On a terminal, set the pattern with: patternlockd enroll"
+    )
+    exit(2)
+}
+let app = SetupApp(display: display, options: options, user: user, changing: status.enrolled)
+app.run()

@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: Apache-2.0
+"""patternlock-setup, the window that sets the pattern by drawing it, on the
+project's test compositor (an xdg_toplevel, maximized as on a phone), driven by
+touch, the pointer or keys, against the real daemon with its enroll policy on.
+Where the window shows what: its --debug lines (the stage, the title, the
+verdict, the grid's place and the buttons'; never the dots), and screenshots
+for the path's colour."""
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+from harness.common import POLICY_OFF
+from harness.pam_support import RIGHT
+from harness.screen_support import ROOT, Compositor, Image
+from harness.screen_touch import SHOTS
+
+SETUP = ROOT / "build" / "patternlock-setup"
+STRONG = "2761834"  # accepted by the default policy
+COMMON = "1478"  # an L from a corner: among the patterns people choose most
+
+
+@pytest.fixture
+def policy_daemon(make_daemon):
+    """The real daemon with its default enroll policy (the shared one turns it off)."""
+    return make_daemon(policy_args=())
+
+
+@pytest.fixture
+def setup_binary(compositor_built, shared_tmp):
+    if not SETUP.exists():
+        pytest.fail("build/patternlock-setup is not built (make setup builds it)")
+    binaries = shared_tmp / "setup-bin"
+    binaries.mkdir(mode=0o755, exist_ok=True)
+    return shutil.copy2(SETUP, binaries / SETUP.name)
+
+
+class SetupWindow:
+    """The test compositor (480x800, a phone's shape) and patternlock-setup on it
+    as `user`, with --debug; `lines` collects what it says."""
+
+    def __init__(self, user, daemon, binary, name, *args, mode="480x800"):
+        self.name = name
+        self.compositor = Compositor(user, mode, 1)
+        pw = pwd.getpwnam(user)
+        env = [f"PATH=/usr/sbin:/usr/bin:/sbin:/bin", f"HOME={pw.pw_dir}", f"USER={user}", f"LOGNAME={user}",
+               "LANG=C.UTF-8", f"XDG_RUNTIME_DIR={self.compositor.runtime}",
+               f"WAYLAND_DISPLAY={self.compositor.socket}", f"PATTERNLOCK_SOCKET={daemon.socket}"]
+        self.proc = subprocess.Popen(
+            ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "env", "-i"] + env
+            + [str(binary), "--debug", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.lines = []
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            with self._changed:
+                self.lines.append(raw.decode(errors="replace").rstrip("\n").removeprefix("patternlock-setup: "))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def said(self, pattern, start=0, timeout=15):
+        """The first line from `start` on that matches `pattern` (a regex), waited for."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                for line in self.lines[start:]:
+                    if re.search(pattern, line):
+                        return line
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._changed.wait(0.2)):
+                    raise AssertionError(f"patternlock-setup never said /{pattern}/; it said:\n" + "\n".join(self.lines))
+                self._changed.wait(min(left, 0.2))
+
+    def shown(self, start=0):
+        """The fields of the newest stage line from `start` on."""
+        line = [l for l in self.lines[start:] if l.startswith("stage=")][-1]
+        return line
+
+    def grid(self):
+        line = self.said(r"^stage=.* grid=")
+        x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", line).groups())
+        return x, y, side
+
+    def centre(self, dot):
+        x, y, side = self.grid()
+        spacing = side / 3
+        return round(x + ((dot - 1) % 3 + 0.5) * spacing), round(y + ((dot - 1) // 3 + 0.5) * spacing)
+
+    def button(self, label, start=0):
+        line = self.said(rf'"{label}"@\d+,\d+(?![\d(])', start)
+        x, y = re.search(rf'"{label}"@(\d+),(\d+)', line).groups()
+        return int(x), int(y)
+
+    def touch_path(self, dots, lift=True, steps=6):
+        """A finger from dot to dot, as test_screen_touch drags."""
+        cx, cy = self.centre(dots[0])
+        self.compositor.ok(f"touch down 0 {cx} {cy}")
+        for d in dots[1:]:
+            nx, ny = self.centre(d)
+            for i in range(1, steps + 1):
+                self.compositor.ok(f"touch motion 0 {cx + (nx - cx) * i // steps} {cy + (ny - cy) * i // steps}")
+            cx, cy = nx, ny
+        if lift:
+            self.compositor.ok("touch up 0")
+
+    def tap(self, label, start=0):
+        x, y = self.button(label, start)
+        self.compositor.ok(f"touch down 1 {x} {y}")
+        self.compositor.ok("touch up 1")
+
+    def shot(self, label):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"setup-{self.name}-{label}.png"
+        self.compositor.screenshot(path)
+        return Image(path)
+
+    def wait(self, timeout=30):
+        return self.proc.wait(timeout)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.compositor.close()
+
+
+@pytest.fixture
+def windows(setup_binary):
+    made = []
+
+    def start(user, daemon, name, *args, **kwargs):
+        w = SetupWindow(user, daemon, setup_binary, name, *args, **kwargs)
+        made.append(w)
+        return w
+    yield start
+    for w in made:
+        w.close()
+
+
+def enroll_anyway(daemon, user, pattern):
+    """Root's enroll of `pattern` (a common one: override=1, as the tests' others are)."""
+    reply = daemon.request(f"ENROLL user={user} pattern={pattern} override=1")
+    assert reply.startswith("OK"), reply
+
+
+def verify(daemon, user, pattern):
+    return daemon.request(f"VERIFY user={user} pattern={pattern}")
+
+
+def red_and_green_along(image, window, dots):
+    """How many pixels on the segments between `dots` are red, and how many green."""
+    red = green = 0
+    for a, b in zip(dots, dots[1:]):
+        (ax, ay), (bx, by) = window.centre(a), window.centre(b)
+        for i in range(3, 8):
+            r, g, b_ = image.rgb(ax + (bx - ax) * i // 10, ay + (by - ay) * i // 10)
+            red += r > 180 and g < 110
+            green += g > 150 and r < 150 and b_ < 150
+    return red, green
+
+
+def test_a_pattern_is_changed_by_drawing_the_current_one_then_the_new_one_twice_by_touch(
+        windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "change")
+    w.said(r'^stage=current title="Draw your current pattern"')
+    w.touch_path([int(d) for d in RIGHT])
+    mark = len(w.lines)
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    w.touch_path([int(d) for d in STRONG], lift=False)
+    # The verdict before the finger lifts, from the daemon's CHECK.
+    w.said(r'^stage=first title="Release finger when done" verdict=acceptable', mark)
+    w.compositor.ok("touch up 0")
+    mark = len(w.lines)
+    w.said(r'^stage=recorded title="Pattern recorded" verdict=acceptable', mark - 1)
+    w.tap("Continue", mark - 1)
+    w.said(r'^stage=confirm title="Draw the pattern again to confirm"', mark)
+    w.touch_path([int(d) for d in STRONG])
+    w.said(r'^stage=done title="Your new unlock pattern is set"')
+    w.tap("Done")
+    assert w.wait() == 0
+    assert w.said(r"^close set=1$")
+    assert verify(policy_daemon, user, STRONG) == "OK"
+    assert verify(policy_daemon, user, RIGHT).startswith("FAIL")
+    assert not any(STRONG in line or RIGHT in line for line in w.lines), "a pattern reached the log"
+
+
+def test_a_common_pattern_turns_red_while_drawn_says_why_and_is_not_recorded(windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "common")
+    w.touch_path([int(d) for d in RIGHT])
+    mark = len(w.lines)
+    path = [int(d) for d in COMMON]
+    w.touch_path(path, lift=False)
+    line = w.said(r"^stage=first .*verdict=refused reason=common", mark)
+    assert "patterns people choose most" in line, line
+    red, green = red_and_green_along(w.shot("refused"), w, path)
+    assert red > 5 and green == 0, (red, green)
+    w.compositor.ok("touch up 0")
+    time.sleep(0.3)
+    assert w.shown().startswith("stage=first "), w.shown()
+    assert '"Continue"@' in w.shown() and "(off)" in w.shown().split('"Continue"')[1][:20]
+    # An acceptable one drawn next is green.
+    mark = len(w.lines)
+    w.touch_path([int(d) for d in STRONG], lift=False)
+    w.said(r"^stage=first .*verdict=acceptable", mark)
+    red, green = red_and_green_along(w.shot("acceptable"), w, [int(d) for d in STRONG])
+    assert green > 5 and red == 0, (red, green)
+    w.compositor.ok("touch up 0")
+    w.said(r"^stage=recorded ")
+    # The window closed (its title bar's close button) with a pattern recorded: nothing is set.
+    w.compositor.ok("close")
+    assert w.wait() == 1
+    assert verify(policy_daemon, user, RIGHT).startswith("OK"), "a closed setup changed nothing"
+
+
+def test_by_keys_alone_digits_draw_enter_continues_and_a_differing_confirmation_starts_over(
+        windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "keys")
+    w.said(r'^stage=current title="Draw your current pattern"')
+    w.compositor.ok("key " + " ".join(RIGHT) + " Return")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    mark = len(w.lines)
+    w.compositor.ok("key " + " ".join(STRONG))
+    w.said(r"^stage=first .*verdict=acceptable", mark)
+    w.compositor.ok("key Return")
+    w.said(r"^stage=recorded ")
+    w.compositor.ok("key Return")  # Continue
+    w.said(r"^stage=confirm ")
+    mark = len(w.lines)
+    w.compositor.ok("key 1 2 3 6 9 Return")
+    w.said(r'^stage=first .*detail="That was not the same pattern', mark)
+    w.compositor.ok("key Escape")
+    assert w.wait() == 1
+    assert verify(policy_daemon, user, RIGHT).startswith("OK")
+
+
+def test_a_wrong_current_pattern_says_the_attempts_left_and_asks_for_it_again(windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "wrong-current")
+    w.said(r'^stage=current title="Draw your current pattern"')
+    for left in (4, 3):
+        mark = len(w.lines)
+        w.touch_path([1, 4, 7, 8])
+        w.said(r'^stage=first title="Draw an unlock pattern"', mark)
+        w.touch_path([int(d) for d in STRONG])
+        w.said(r"^stage=recorded .*verdict=acceptable", mark)
+        w.tap("Continue", mark)
+        w.said(r"^stage=confirm ", mark)
+        w.touch_path([int(d) for d in STRONG])
+        line = w.said(r'^stage=current title="Draw your current pattern".* detail="Wrong current pattern', mark)
+        assert f"{left} attempts left" in line, line
+    status = policy_daemon.request(f"STATUS user={user}")
+    assert "failures=2" in status, status
+    w.tap("Cancel")
+    assert w.wait() == 1
+    assert verify(policy_daemon, user, RIGHT).startswith("OK")
+
+
+def test_without_a_wayland_desktop_it_says_so_and_names_the_terminal_command(setup_binary, policy_daemon, user):
+    pw = pwd.getpwnam(user)
+    r = subprocess.run(
+        ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "env", "-i",
+         f"PATTERNLOCK_SOCKET={policy_daemon.socket}", str(setup_binary)],
+        capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r
+    assert "patternlockd enroll" in r.stderr and "Wayland" in r.stderr, r.stderr
