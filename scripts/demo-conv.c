@@ -36,8 +36,10 @@ static void restore_terminal(int sig)
 	raise(sig);
 }
 
-/* One line from the terminal with echo off; NULL on end of input. */
-static char *read_hidden(void)
+/* One line from the terminal with echo off, asked with prompt; NULL on end of
+   input. The echo goes off before the prompt shows, so nothing typed after it
+   appears is ever echoed. */
+static char *read_hidden(const char *prompt)
 {
 	char buf[256];
 	struct termios quiet;
@@ -50,6 +52,8 @@ static char *read_hidden(void)
 		echo_is_off = 1;
 		(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
 	}
+	fputs(prompt, stdout);
+	fflush(stdout);
 	if (fgets(buf, sizeof(buf), stdin) != NULL) {
 		buf[strcspn(buf, "\n")] = '\0';
 		line = strdup(buf);
@@ -84,13 +88,11 @@ static int conversation(int n, const struct pam_message **msg,
 			break;
 		case PAM_PROMPT_ECHO_OFF:
 		case PAM_PROMPT_ECHO_ON:
-			fputs(text, stdout);
-			fflush(stdout);
 			if (scripted_answer != NULL) {
-				printf("%s\n", scripted_answer);
+				printf("%s%s\n", text, scripted_answer);
 				r[i].resp = strdup(scripted_answer);
 			} else {
-				r[i].resp = read_hidden();
+				r[i].resp = read_hidden(text);
 			}
 			if (r[i].resp == NULL)
 				goto fail;

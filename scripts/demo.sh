@@ -24,25 +24,48 @@ else
 fi
 fail()    { printf '%s\n' "$*" >&2; exit 1; }
 
+# On a terminal of a Wayland desktop the pattern is drawn in patternlock-setup's
+# window (DEMO_WINDOW=0 keeps to the terminal); scripted runs type it.
+WINDOW=0
+if [ -z "${DEMO_PATTERN:-}" ] && [ -t 0 ] && [ "${DEMO_WINDOW:-1}" != 0 ] && [ -n "${WAYLAND_DISPLAY:-}" ]; then
+    case $WAYLAND_DISPLAY in /*) wl=$WAYLAND_DISPLAY ;; *) wl=${XDG_RUNTIME_DIR:-/nonexistent}/$WAYLAND_DISPLAY ;; esac
+    [ -S "$wl" ] && WINDOW=1
+fi
+
 # --- 1. What the machine needs (skipped on the second pass, in the namespace).
 if [ -z "${PL_DEMO_INNER:-}" ]; then
-    section "Checking what the demo needs: a C compiler, make and the PAM headers"
-    bash scripts/install-deps.sh
+    if [ "$WINDOW" = 1 ]; then
+        section "Checking what the demo needs: a C compiler, make, the PAM headers, and for its window Wayland, cairo and xkbcommon"
+        if ! bash scripts/install-deps.sh --window; then
+            say "Without those the pattern is typed on this terminal instead of drawn in a window."
+            WINDOW=0
+            bash scripts/install-deps.sh
+        fi
+    else
+        section "Checking what the demo needs: a C compiler, make and the PAM headers"
+        bash scripts/install-deps.sh
+    fi
+    targets=(build/patternlockd build/pam_patternlock.so)
+    [ "$WINDOW" = 1 ] && targets+=(build/patternlock-setup)
     if ! command -v "${SWIFT:-swift}" >/dev/null 2>&1 &&
-       ! "$MAKE" -q build/patternlockd build/pam_patternlock.so 2>/dev/null; then
+       ! "$MAKE" -q "${targets[@]}" 2>/dev/null; then
         if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ]; then
             fail "swift is not on root's PATH (sudo resets it). Run: sudo env PATH=\"\$PATH\" make demo"
         fi
         fail "The Swift 6 toolchain is missing. Install it from https://www.swift.org/install/linux/ (for example with swiftly), make sure 'swift --version' works, then run make demo again."
     fi
-    section "Building patternlockd and pam_patternlock.so"
-    if "$MAKE" -q build/patternlockd build/pam_patternlock.so 2>/dev/null; then
+    if [ "$WINDOW" = 1 ]; then
+        section "Building patternlockd, pam_patternlock.so and the window patternlock-setup"
+    else
+        section "Building patternlockd and pam_patternlock.so"
+    fi
+    if "$MAKE" -q "${targets[@]}" 2>/dev/null; then
         say "Already built and up to date."
     else
         say "A release build of the Swift daemon (SwiftPM prints its steps as [n/N]) and the C module:"
         say "about 2 to 5 minutes on 2 cores the first time, seconds after that."
         started=$SECONDS
-        "$MAKE" --no-print-directory build/patternlockd build/pam_patternlock.so
+        "$MAKE" --no-print-directory "${targets[@]}"
         say "Built in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s."
     fi
 
@@ -52,7 +75,7 @@ if [ -z "${PL_DEMO_INNER:-}" ]; then
         if unshare --user --map-root-user true 2>/dev/null; then
             say "You are not root, so the demo runs in a user namespace where you appear as root."
             say "Nothing outside it changes."
-            PL_DEMO_INNER=1 DEMO_USER="$(id -un)" exec unshare --user --map-root-user -- bash "$0"
+            PL_DEMO_INNER=1 DEMO_WINDOW="$WINDOW" DEMO_USER="$(id -un)" exec unshare --user --map-root-user -- bash "$0"
         fi
         fail "The demo's private daemon must run as root, because the PAM module only trusts a socket and a daemon owned by root, and this system does not allow unprivileged user namespaces. Run it with: sudo make demo"
     fi
@@ -132,7 +155,16 @@ if [ "$SCRIPTED" = 1 ]; then
     printf '1397\n1397\n' | pld enroll "$DEMO_USER" || true
     say "\$ patternlockd enroll $DEMO_USER        (the script types $PATTERN twice)"
     printf '%s\n%s\n' "$PATTERN" "$PATTERN" | pld enroll "$DEMO_USER"
+elif [ "$WINDOW" = 1 ] && {
+    say "A window opens on your desktop: draw a pattern for $DEMO_USER with the mouse or a finger."
+    say "As you draw, the line turns red when the pattern is one attackers try first (the window"
+    say "says why) and green when it is acceptable. Continue, draw it again to confirm, then Done."
+    say "\$ patternlock-setup --user $DEMO_USER"
+    "$ROOT/build/patternlock-setup" --socket "$SOCKET" --user "$DEMO_USER"
+}; then
+    say "The pattern is set. Keep it in mind: the next step asks for it."
 else
+    [ "$WINDOW" = 1 ] && say "The window closed without setting a pattern; type one here instead."
     say "\$ patternlockd enroll $DEMO_USER"
     until pld enroll "$DEMO_USER"; do say "Let's try that again."; done
 fi

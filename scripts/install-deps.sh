@@ -8,6 +8,8 @@
 #   scripts/install-deps.sh               the demo's packages: install (root) or print the command
 #   scripts/install-deps.sh --check       the demo's and the tests' packages (and pytest)
 #   scripts/install-deps.sh --list        print the demo's package names, one a line
+#   scripts/install-deps.sh --window      the demo's packages and those of its drawing window
+#   scripts/install-deps.sh --list-window print the drawing window's package names
 #   scripts/install-deps.sh --list-check  print every package make check needs
 set -euo pipefail
 
@@ -16,6 +18,9 @@ set -euo pipefail
 # a user namespace (unshare): libpam0g-dev, libsystemd-dev, gcc, make,
 # util-linux. Nothing else.
 demo_packages=(libpam0g-dev libsystemd-dev gcc make util-linux)
+# On a Wayland desktop the demo draws the pattern in patternlock-setup's window
+# (make setup): Wayland, cairo, fontconfig and xkbcommon, found by pkg-config.
+window_packages=(libwayland-dev libcairo2-dev libfontconfig-dev libxkbcommon-dev pkg-config)
 # make check adds: pamtester, sudo, passwd (useradd): the PAM and authorization
 # tests; valgrind: the module's memory checks; strace: holds the daemon's
 # listen() to show its socket path appears only once it accepts; systemd:
@@ -41,13 +46,16 @@ check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind
 mode=demo
 case "${1:-}" in
     --list) printf '%s\n' "${demo_packages[@]}"; exit 0 ;;
+    --list-window) printf '%s\n' "${window_packages[@]}"; exit 0 ;;
     --list-check) printf '%s\n' "${demo_packages[@]}" "${check_packages[@]}"; exit 0 ;;
     --check) mode=check ;;
+    --window) mode=window ;;
     "") ;;
-    *) echo "usage: $0 [--check | --list | --list-check]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--check | --window | --list | --list-window | --list-check]" >&2; exit 64 ;;
 esac
 packages=("${demo_packages[@]}")
 [ "$mode" = check ] && packages+=("${check_packages[@]}")
+[ "$mode" = window ] && packages+=("${window_packages[@]}")
 
 python=${PYTHON:-python3}
 

@@ -42,6 +42,9 @@ public struct PatternSetup: Sendable {
         case none
         case acceptable
         case refused(EnrollPolicy.Refusal)
+        /// The daemon gave no verdict (no answer, or a daemon without CHECK):
+        /// the path may go on, and ENROLL judges it at the end.
+        case unavailable
     }
 
     /// What the setup asks its edges to do.
@@ -115,7 +118,7 @@ public struct PatternSetup: Sendable {
     public var buttons: [(button: Button, enabled: Bool)] {
         switch stage {
         case .current, .first: return [(.cancel, true), (.next, false)]
-        case .recorded: return [(.redraw, true), (.next, verdict == .acceptable)]
+        case .recorded: return [(.redraw, true), (.next, verdict == .acceptable || verdict == .unavailable)]
         case .confirm: return [(.cancel, true)]
         case .saving: return [(.cancel, false)]
         case .done: return [(.done, true)]
@@ -227,6 +230,8 @@ public struct PatternSetup: Sendable {
             }
         } else if answer == .acceptable {
             detail = Self.acceptableDetail
+        } else if answer == .unavailable {
+            detail = nil
         }
     }
 

@@ -7,6 +7,8 @@ import PatternLockScreen
 /// The command line (docs/patternlock-setup.1).
 struct SetupOptions {
     var socket: String?
+    /// Root only: whose pattern (an administrator's drawing; no current pattern, no password).
+    var user: String?
     var layout: KeypadLayout = .phone
     var debug = false
 
@@ -31,6 +33,9 @@ struct SetupOptions {
               --layout phone|numpad
                                  the keys the digits 1-9 stand for: phone (1 2 3 on top,
                                  the default) or numpad (7 8 9 on top)
+              --user NAME        as root only: set NAME's pattern (neither the current
+                                 pattern nor a password is asked, as patternlockd
+                                 enroll NAME); make demo draws its pattern this way
           -d, --debug            say what the window shows on stderr (never a pattern)
               --help             show this help
               --version          show the version
@@ -71,6 +76,11 @@ struct SetupOptions {
                     return .exit("The option --socket needs a path; see patternlock-setup --help.", 2)
                 }
                 o.socket = v
+            case "--user":
+                guard let v = value(), UserName.isValid(v) else {
+                    return .exit("The option --user needs a user name; see patternlock-setup --help.", 2)
+                }
+                o.user = v
             case "--layout":
                 guard let v = value(), let l = KeypadLayout(rawValue: v) else {
                     return .exit("The option --layout takes phone or numpad; see patternlock-setup --help.", 2)

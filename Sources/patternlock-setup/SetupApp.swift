@@ -85,7 +85,8 @@ final class SetupApp {
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> SetupApp {
-        Unmanaged<SetupApp>.fromOpaque(data!).takeUnretainedValue()
+        guard let data else { fatalError("a Wayland listener without its SetupApp") }
+        return Unmanaged<SetupApp>.fromOpaque(data).takeUnretainedValue()
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -162,17 +163,26 @@ final class SetupApp {
 
     // MARK: Input
 
+    /// A button pressed and not yet released: it acts on release over it (as
+    /// Android's do), so a finger that slides off it changes its mind.
+    var pressedButton: (button: PatternSetup.Button, touch: Int32?, at: Point)?
+
     func pointerButton(pressed: Bool) {
         if pressed {
             pointerDown = true
-            if let b = button(at: pointerAt) {
-                run(setup.tap(b))
+            if let b = button(at: pointerAt), !setup.gesture.active {
+                pressedButton = (b, nil, pointerAt)
             } else {
                 run(setup.press(at: pointerAt))
             }
         } else {
             pointerDown = false
-            run(setup.release())
+            if let pressed = pressedButton, pressed.touch == nil {
+                pressedButton = nil
+                if button(at: pointerAt) == pressed.button { run(setup.tap(pressed.button)) }
+            } else {
+                run(setup.release())
+            }
         }
         dirty = true
     }
@@ -186,8 +196,8 @@ final class SetupApp {
 
     func touchDown(id: Int32, x: Double, y: Double) {
         let p = Point(x: x, y: y)
-        if let b = button(at: p), !setup.gesture.active {
-            run(setup.tap(b))
+        if let b = button(at: p), !setup.gesture.active, pressedButton == nil {
+            pressedButton = (b, id, p)
         } else {
             run(setup.press(at: p, touch: id))
         }
@@ -195,16 +205,26 @@ final class SetupApp {
     }
 
     func touchMotion(id: Int32, x: Double, y: Double) {
+        if let pressed = pressedButton, pressed.touch == id {
+            pressedButton?.at = Point(x: x, y: y)
+            return
+        }
         run(setup.move(to: Point(x: x, y: y), touch: id))
         dirty = true
     }
 
     func touchUp(id: Int32) {
-        run(setup.release(touch: id))
+        if let pressed = pressedButton, pressed.touch == id {
+            pressedButton = nil
+            if button(at: pressed.at) == pressed.button { run(setup.tap(pressed.button)) }
+        } else {
+            run(setup.release(touch: id))
+        }
         dirty = true
     }
 
     func touchCancel() {
+        pressedButton = nil
         setup.cancelTouch()
         dirty = true
     }
@@ -278,7 +298,7 @@ final class SetupApp {
         switch reply {
         case .ok?: setup.verdict(.acceptable, for: pattern)
         case .refused(let r)?: setup.verdict(.refused(r), for: pattern)
-        default: break  // no verdict now: ENROLL gives it
+        default: setup.verdict(.unavailable, for: pattern)  // no verdict now: ENROLL gives it
         }
     }
 
@@ -342,6 +362,8 @@ final class SetupApp {
         wl_surface_attach(surface, b.buffer, 0, 0)
         wl_surface_damage_buffer(surface, 0, 0, size.width, size.height)
         wl_surface_commit(surface)
+        // Sent before --debug says what it shows: what is said is on the screen.
+        wl_display_flush(display)
         dirty = false
         describe()
     }
@@ -369,7 +391,7 @@ final class SetupApp {
         switch setup.verdict {
         case .acceptable: colour = Palette.acceptable
         case .refused: colour = Palette.wrong
-        case .none: colour = Palette.lit
+        case .none, .unavailable: colour = Palette.lit
         }
         paintGrid(cr, grid: l.grid, path: setup.gesture.dots, lineEnd: setup.gesture.lineEnd, colour: colour)
         let buttons = setup.buttons
@@ -392,6 +414,7 @@ final class SetupApp {
             case .tooFewDots: verdict = "refused reason=too_few_dots"
             case .denylisted: verdict = "refused reason=denylisted"
             }
+        case .unavailable: verdict = "unavailable"
         case .none: break
         }
         let buttons = zip(setup.buttons, l.buttonRects(setup.buttons.count)).map { b, r in

@@ -18,13 +18,18 @@ case .exit(let text, let code):
     exit(code)
 }
 
-guard geteuid() != 0 || getenv("SUDO_USER") == nil else {
+let asRoot = geteuid() == 0
+if options.user != nil && !asRoot {
+    say("Only root sets another user's pattern (--user); run patternlock-setup without it to set your own.")
+    exit(2)
+}
+guard options.user != nil || !asRoot || getenv("SUDO_USER") == nil else {
     say(
         "patternlock-setup sets your own pattern: run it as yourself, not with sudo. An administrator sets another user's pattern with: sudo patternlockd enroll USER"
     )
     exit(2)
 }
-guard let user = Accounts.currentUserName else {
+guard let user = options.user ?? Accounts.currentUserName else {
     say("Cannot find your user name in the password database; nothing was changed.")
     exit(2)
 }
@@ -37,9 +42,9 @@ do throws(ClientError) {
     status = s
 } catch {
     say(error.description)
-    exit(Int32(error.code.rawValue))
+    exit(2)
 }
-if status.corrupt || status.locked {
+if !asRoot && (status.corrupt || status.locked) {
     // Nothing can be drawn that would help: say who can, as `patternlockd enroll` does.
     let reply: Reply = status.locked ? .locked(retryAfter: status.retryAfter) : .error(.recordUnreadable)
     say(ClientWording.failure(for: reply, user: user, current: true).description)
@@ -52,5 +57,6 @@ guard let display = wl_display_connect(nil) else {
     )
     exit(2)
 }
-let app = SetupApp(display: display, options: options, user: user, changing: status.enrolled)
+// Root replaces a pattern without the current one (as `patternlockd enroll USER`).
+let app = SetupApp(display: display, options: options, user: user, changing: status.enrolled && !asRoot)
 app.run()

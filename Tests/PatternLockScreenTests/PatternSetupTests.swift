@@ -123,6 +123,18 @@ struct PatternSetupTests {
         #expect(t.detail == GuessFeedback.sentence(for: .denylisted, pattern: pattern("1236")))
     }
 
+    @Test("without a verdict from the daemon the recorded pattern may still go on: ENROLL judges it")
+    func noVerdict() {
+        var s = PatternSetup(geometry: geometry, changing: false)
+        drag(&s, pattern(strong).dots)
+        #expect(enabled(s) == [.redraw])
+        s.verdict(.unavailable, for: pattern(strong))
+        #expect(enabled(s) == [.redraw, .next])
+        #expect(s.detail == nil)
+        #expect(s.tap(.next).isEmpty)
+        #expect(drag(&s, pattern(strong).dots) == [.enroll(new: pattern(strong), current: nil)])
+    }
+
     @Test("a confirmation that differs says so and starts over from the first drawing")
     func mismatch() {
         var s = PatternSetup(geometry: geometry, changing: false)

@@ -275,3 +275,107 @@ def test_without_a_wayland_desktop_it_says_so_and_names_the_terminal_command(set
         capture_output=True, text=True, timeout=30)
     assert r.returncode == 2, r
     assert "patternlockd enroll" in r.stderr and "Wayland" in r.stderr, r.stderr
+
+
+class Terminal:
+    """A program on a pseudo-terminal (the demo asks questions only on one):
+    what it printed so far, read as it comes, and keys typed into it."""
+
+    def __init__(self, cmd, env):
+        import pty
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+        os.close(slave)
+        self.out = ""
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                chunk = b""
+            with self._changed:
+                if not chunk:
+                    self._changed.notify_all()
+                    return
+                self.out += chunk.decode(errors="replace")
+                self._changed.notify_all()
+
+    def expect(self, text, timeout=300, start=0):
+        """Waits for `text` printed after offset `start`; returns the offset after it."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while text not in self.out[start:]:
+                left = deadline - time.monotonic()
+                assert left > 0 and self.proc.poll() is None, f"never printed {text!r}:\n{self.out[-3000:]}"
+                self._changed.wait(min(left, 0.5))
+            return self.out.index(text, start) + len(text)
+
+    def type(self, line):
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        os.close(self.master)
+
+
+def test_make_demo_on_a_wayland_desktop_has_the_pattern_drawn_in_the_window_and_pam_then_takes_it(
+        compositor_built, user):
+    from harness.screen_support import find_grid
+    compositor = Compositor("root", "480x800", 1)
+    env = dict(os.environ, WAYLAND_DISPLAY=compositor.socket, XDG_RUNTIME_DIR=str(compositor.runtime),
+               DEMO_USER=user)
+    env.pop("DEMO_PATTERN", None)
+    term = Terminal(["make", "--no-print-directory", "-C", str(ROOT), "demo"], env)
+    try:
+        term.expect("$ patternlock-setup --user " + user)
+        deadline = time.monotonic() + 30
+        while "mapped=yes" not in compositor.cmd("state") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        time.sleep(0.5)
+        idle, _ = compositor.screenshot(SHOTS / "setup-demo-idle.png")
+        grid = find_grid(idle, 1)
+
+        def drag(dots):
+            x, y = grid.at(dots[0])
+            compositor.ok(f"touch down 0 {x:.0f} {y:.0f}")
+            for a, b in zip(dots, dots[1:]):
+                for i in range(1, 7):
+                    x, y = grid.between(a, b, i / 6)
+                    compositor.ok(f"touch motion 0 {x:.0f} {y:.0f}")
+            compositor.ok("touch up 0")
+            time.sleep(0.5)
+
+        path = [int(d) for d in STRONG]
+        drag(path)  # recorded; its verdict came from the demo's daemon while drawing
+        compositor.ok("key Return")  # Continue
+        time.sleep(0.3)
+        drag(path)  # confirmed: set
+        compositor.ok("key Return")  # Done
+        term.expect("The pattern is set.")
+        # Step 2: the PAM conversation through the built module takes the drawn pattern.
+        # (A line typed before the prompt turns echo off would be flushed.)
+        term.expect("Pattern (Enter to skip): ", timeout=60)
+        term.type(STRONG)
+        term.expect("=> PAM_SUCCESS: unlocked.", timeout=60)
+        at = term.expect("Now type any pattern that is NOT yours.", timeout=60)
+        term.expect("Pattern (Enter to skip): ", timeout=60, start=at)
+        term.type("1478")
+        # Once locked the right pattern is not even asked for; after the
+        # administrator's reset it is asked and unlocks.
+        at = term.expect("After the reset the pattern works again:", timeout=120)
+        term.expect("Pattern (Enter to skip): ", timeout=60, start=at)
+        term.type(STRONG)
+        term.expect("nothing else on this system changed", timeout=120)
+        assert term.out.count("=> PAM_SUCCESS: unlocked.") == 2, term.out[-3000:]
+        assert term.proc.wait(30) == 0, term.out[-3000:]
+        assert "The window closed without setting a pattern" not in term.out
+        assert STRONG not in term.out.replace("$ ", ""), "the drawn pattern was echoed on the terminal"
+    finally:
+        term.close()
+        compositor.close()
