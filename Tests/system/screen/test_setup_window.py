@@ -291,3 +291,19 @@ def test_without_a_wayland_desktop_it_says_so_and_names_the_terminal_command(set
         capture_output=True, text=True, timeout=30)
     assert r.returncode == 2, r
     assert "patternlockd enroll" in r.stderr and "Wayland" in r.stderr, r.stderr
+
+
+def test_the_window_s_app_id_names_its_desktop_entry_and_icon(windows, policy_daemon, user):
+    """A desktop ties a window to its menu entry, and so to its name and icon,
+    by the window's app_id: it is the name of desktop/org.patternlock.Setup.desktop
+    ("Unlock Pattern"), whose Icon= is the icon shipped beside it."""
+    w = windows(user, policy_daemon, "app-id")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    app_id = w.compositor.toplevel()["app_id"]
+    entry = ROOT / "desktop" / f"{app_id}.desktop"
+    assert entry.is_file(), f"no desktop entry is named after the window's app_id {app_id!r}"
+    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    assert fields["Name"] == "Unlock Pattern" and fields["Exec"] == SETUP.name, fields
+    assert (ROOT / "desktop" / f"{fields['Icon']}.svg").is_file(), fields["Icon"]
+    w.compositor.ok("close")
+    assert w.wait() == 1
