@@ -37,11 +37,13 @@ window_packages=(libwayland-dev libcairo2-dev libfontconfig-dev libxkbcommon-dev
 # pointer its tests drive sway with; xkb-data is the test server's keymap;
 # tesseract-ocr, tesseract-ocr-eng and fonts-dejavu-core read the screenshots as a
 # person would; mmdebstrap makes the Debian 13 root the sway and packaging tests
-# boot (Tests/system/harness/trixie.py). .ci/run installs the same.
+# boot (Tests/system/harness/trixie.py); desktop-file-utils (desktop-file-validate)
+# checks patternlock-setup's desktop entry as installed and as packaged. .ci/run
+# installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
                 debhelper dpkg-dev lintian postgresql pgbouncer openssl clang-format
                 libwayland-dev libwayland-bin libcairo2-dev libfontconfig-dev libxkbcommon-dev xkb-data wayland-protocols
-                tesseract-ocr tesseract-ocr-eng fonts-dejavu-core mmdebstrap)
+                tesseract-ocr tesseract-ocr-eng fonts-dejavu-core mmdebstrap desktop-file-utils)
 
 mode=demo
 case "${1:-}" in

@@ -19,6 +19,9 @@ from harness.deb import (BUILD, PASSWORD, PATTERN, PROMPT, SUDO, TRANSCRIPTS, WR
                          lib_layout_module_deb, sh, sudo_steps, upstream_version)
 
 PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen")
+# patternlock-setup's desktop entry and icon, in the patternlock-screen package.
+SETUP_ENTRY = "/usr/share/applications/org.patternlock.Setup.desktop"
+SETUP_ICON = "/usr/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg"
 # The places a package installs into or its scripts write, less the package
 # manager's own records and logs (dpkg keeps a purged package's history by design),
 # caches, users' homes (what a login leaves there belongs to the user), and the
@@ -143,7 +146,10 @@ def test_each_package_holds_its_part(debs):
         assert aliased == [], f"{deb.name} installs into an aliased location: {aliased}"
     screen = contents(debs["patternlock-screen"])
     assert screen["/usr/bin/patternlock-screen"] == "-rwxr-xr-x"
-    for path in ("/etc/pam.d/patternlock-screen", "/usr/share/man/man1/patternlock-screen.1.gz"):
+    # The setup window travels with the lock screen: the same libraries, the same users.
+    assert screen["/usr/bin/patternlock-setup"] == "-rwxr-xr-x"
+    for path in ("/etc/pam.d/patternlock-screen", "/usr/share/man/man1/patternlock-screen.1.gz",
+                 SETUP_ENTRY, SETUP_ICON, "/usr/share/man/man1/patternlock-setup.1.gz"):
         assert path in screen, f"{path} is not in the patternlock-screen package"
     fleet = contents(debs["patternlockd-postgresql"])
     assert set(fleet) == {
@@ -154,6 +160,23 @@ def test_each_package_holds_its_part(debs):
         "/usr/share/lintian/overrides/patternlockd-postgresql",
     }
     assert fleet["/usr/sbin/patternlockd-fleet"] == "-rwxr-xr-x"
+
+
+def test_the_packaged_desktop_entry_is_valid_and_names_the_packaged_command_and_icon(debs, tmp_path):
+    """What a desktop reads from the package: an entry desktop-file-validate
+    accepts, "Unlock Pattern" starting /usr/bin/patternlock-setup, with the
+    icon the package puts in hicolor's scalable apps."""
+    if shutil.which("desktop-file-validate") is None:
+        pytest.fail("desktop-file-validate is not installed: apt-get install desktop-file-utils (.ci/run does)")
+    sh("dpkg-deb", "-x", str(debs["patternlock-screen"]), str(tmp_path))
+    entry = tmp_path / SETUP_ENTRY.lstrip("/")
+    r = sh("desktop-file-validate", str(entry), check=False)
+    assert r.returncode == 0 and r.stdout + r.stderr == "", r.stdout + r.stderr
+    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    assert fields["Name"] == "Unlock Pattern" and fields["Terminal"] == "false", fields
+    assert (tmp_path / "usr/bin" / fields["Exec"]).is_file(), fields["Exec"]
+    icon = tmp_path / "usr/share/icons/hicolor/scalable/apps" / (fields["Icon"] + ".svg")
+    assert icon.read_text() == (ROOT / "desktop/org.patternlock.Setup.svg").read_text()
 
 
 def test_the_packaged_unit_runs_the_packaged_daemon(debs, tmp_path):
@@ -242,6 +265,23 @@ def test_apt_installs_both_packages_and_systemd_runs_the_daemon(box):
     # Installing changes nobody's login until the administrator says so.
     assert box.ok("grep -rl pam_patternlock /etc/pam.d || true").strip() == ""
     assert box.ok("ls /usr/lib/*/security/pam_patternlock.so").strip()
+
+
+def test_the_setup_window_is_installed_for_the_desktop_and_runs_without_the_toolchain(box):
+    """patternlock-setup from the installed package: on users' PATH, its help
+    printed with the Swift toolchain out of sight, its man page found by man, the
+    desktop entry valid where desktops read it and its icon in hicolor."""
+    assert box.ok("command -v patternlock-setup").strip() == "/usr/bin/patternlock-setup"
+    assert "/opt/swift" not in box.ok("ldd /usr/bin/patternlock-setup")
+    usage = box.ok(f"runuser -u {box.user} -- patternlock-setup --help")
+    assert usage.startswith("Usage: patternlock-setup") and "patternlockd enroll" in usage, usage
+    assert box.ok("patternlock-setup --version").strip() == f"patternlock-setup {upstream_version()}"
+    assert box.ok("man -w patternlock-setup").strip() == "/usr/share/man/man1/patternlock-setup.1.gz"
+    if box.run("command -v desktop-file-validate").returncode != 0:
+        pytest.fail("desktop-file-validate is not installed: apt-get install desktop-file-utils (.ci/run does)")
+    assert box.ok(f"desktop-file-validate {SETUP_ENTRY} 2>&1") == ""
+    box.ok(f"test -s {SETUP_ICON}")
+    assert box.ok(f"dpkg -S {SETUP_ENTRY} {SETUP_ICON}").count("patternlock-screen:") == 2
 
 
 def test_su_takes_the_pattern_and_login_on_a_terminal_the_password(box):

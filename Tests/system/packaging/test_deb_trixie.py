@@ -85,6 +85,19 @@ def test_apt_installs_the_packages_and_systemd_runs_the_daemon(box13):
         "/usr/lib/systemd/system/patternlockd.service"
 
 
+def test_the_setup_window_runs_on_debian_13_with_its_entry_and_icon_in_place(box13):
+    """patternlock-setup, built on Debian 12, runs on Debian 13's libraries; the
+    desktop entry and the icon are where trixie's desktops read them (trixie's
+    lintian, above, checks the entry)."""
+    usage = box13.ok(f"runuser -u {box13.user} -- patternlock-setup --help")
+    assert usage.startswith("Usage: patternlock-setup"), usage
+    assert box13.ok("man -w patternlock-setup").strip() == "/usr/share/man/man1/patternlock-setup.1.gz"
+    listed = box13.ok("dpkg -L patternlock-screen").split()
+    for path in ("/usr/bin/patternlock-setup", "/usr/share/applications/org.patternlock.Setup.desktop",
+                 "/usr/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg"):
+        assert path in listed, f"{path} is not installed on Debian 13"
+
+
 def test_sudo_takes_the_pattern_in_a_local_session_and_five_wrong_lock_it(box13):
     """sudo 1.9.16 (a pty of its own by default) inside the user's own local
     logind session, as on Debian 12 (test_deb)."""

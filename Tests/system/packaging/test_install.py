@@ -126,6 +126,41 @@ def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage
     assert not installed.exists() and not (stage / "usr/local/share/man/man8/patternlockd-fleet.8").exists()
 
 
+SETUP = ROOT / "build" / "patternlock-setup"
+SETUP_FILES = {
+    "/usr/local/bin/patternlock-setup": 0o755,
+    "/usr/local/share/applications/org.patternlock.Setup.desktop": 0o644,
+    "/usr/local/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg": 0o644,
+    "/usr/local/share/man/man1/patternlock-setup.1": 0o644,
+}
+
+
+def test_install_setup_puts_the_window_its_menu_entry_icon_and_man_page_where_desktops_look(stage):
+    """make install-setup (mk/setup.mk): the command on users' PATH, the desktop
+    entry that starts it (valid for desktop-file-validate), its icon in hicolor's
+    scalable apps under the name the entry gives, and the man page, all under
+    PREFIX/share, which desktops read; uninstall-setup takes all four away."""
+    if not SETUP.exists():
+        pytest.fail("build/patternlock-setup is missing: make setup builds it (make test-system does)")
+    make("install-setup", f"DESTDIR={stage}")
+    assert files_under(stage) == SETUP_FILES
+    installed = stage / "usr/local/bin/patternlock-setup"
+    assert installed.read_bytes() == SETUP.read_bytes()
+    entry = stage / "usr/local/share/applications/org.patternlock.Setup.desktop"
+    assert entry.read_text() == (ROOT / "desktop/org.patternlock.Setup.desktop").read_text()
+    if shutil.which("desktop-file-validate") is None:
+        skip_or_fail("desktop-file-validate is not installed (apt-get install desktop-file-utils)")
+    r = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout + r.stderr == "", r.stdout + r.stderr
+    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    assert fields["Exec"] == "patternlock-setup" and fields["Icon"] == "org.patternlock.Setup", fields
+    assert "<svg" in (stage / "usr/local/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg").read_text()
+    r = subprocess.run([str(installed), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: patternlock-setup"), r.stdout + r.stderr
+    make("uninstall-setup", f"DESTDIR={stage}")
+    assert files_under(stage) == {}
+
+
 def test_the_pam_module_goes_where_pam_unix_is():
     pamdir = pathlib.Path(pam_module_dir())
     assert (pamdir / "pam_unix.so").exists(), f"{pamdir} holds no pam_unix.so"
@@ -399,7 +434,19 @@ MAN_PAGES = sorted(p.name for p in (ROOT / "docs").glob("*.[1-8]"))
 
 
 def test_every_man_page_is_checked():
-    assert {"patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8"} <= set(MAN_PAGES), MAN_PAGES
+    assert {"patternlockd.8", "pam_patternlock.8", "patternlockd-fleet.8", "patternlock-screen.1",
+            "patternlock-setup.1"} <= set(MAN_PAGES), MAN_PAGES
+
+
+def test_the_setup_window_s_man_page_describes_every_option_of_its_help():
+    if not SETUP.exists():
+        pytest.fail("build/patternlock-setup is missing: make setup builds it (make test-system does)")
+    usage = subprocess.run([str(SETUP), "--help"], capture_output=True, text=True, check=True, timeout=60).stdout
+    page = (ROOT / "docs/patternlock-setup.1").read_text().replace("\\-", "-")
+    options = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", usage.split("Options:")[1]))
+    assert {"--socket", "--layout", "--debug", "-d"} <= options, options
+    for option in options:
+        assert option in page, f"docs/patternlock-setup.1 does not describe {option}"
 
 
 @pytest.mark.parametrize("page", MAN_PAGES)

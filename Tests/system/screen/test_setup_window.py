@@ -68,7 +68,21 @@ class SetupWindow:
             self._changed.notify_all()
 
     def said(self, pattern, start=0, timeout=15):
-        """The first line from `start` on that matches `pattern` (a regex), waited for."""
+        """The first line from `start` on that matches `pattern` (a regex), waited
+        for, and then for the compositor to have what the window drew before it."""
+        line = self._said(pattern, start, timeout)
+        self.caught_up()
+        return line
+
+    def caught_up(self):
+        """What the window says comes on stderr, a channel of its own, ahead of
+        what the compositor has read: its pong comes after its commits on the
+        Wayland connection, so once the compositor has the pong, input and
+        screenshots meet the frame the window last described."""
+        if self.proc.poll() is None:
+            self.compositor.cmd("ping 5000")  # no toplevel (closing): nothing to wait for
+
+    def _said(self, pattern, start, timeout):
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
@@ -115,7 +129,9 @@ class SetupWindow:
     def tap(self, label, start=0):
         x, y = self.button(label, start)
         self.compositor.ok(f"touch down 1 {x} {y}")
-        self.compositor.ok("touch up 1")
+        # Cancel and Done close the window at the press: it may be gone by the lift.
+        reply = self.compositor.cmd("touch up 1")
+        assert reply.startswith("ok") or "no surface" in reply, reply
 
     def shot(self, label):
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -379,3 +395,19 @@ def test_make_demo_on_a_wayland_desktop_has_the_pattern_drawn_in_the_window_and_
     finally:
         term.close()
         compositor.close()
+
+
+def test_the_window_s_app_id_names_its_desktop_entry_and_icon(windows, policy_daemon, user):
+    """A desktop ties a window to its menu entry, and so to its name and icon,
+    by the window's app_id: it is the name of desktop/org.patternlock.Setup.desktop
+    ("Unlock Pattern"), whose Icon= is the icon shipped beside it."""
+    w = windows(user, policy_daemon, "app-id")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    app_id = w.compositor.toplevel()["app_id"]
+    entry = ROOT / "desktop" / f"{app_id}.desktop"
+    assert entry.is_file(), f"no desktop entry is named after the window's app_id {app_id!r}"
+    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    assert fields["Name"] == "Unlock Pattern" and fields["Exec"] == SETUP.name, fields
+    assert (ROOT / "desktop" / f"{fields['Icon']}.svg").is_file(), fields["Icon"]
+    w.compositor.ok("close")
+    assert w.wait() == 1
