@@ -44,9 +44,9 @@ class SetupWindow:
     """The test compositor (480x800, a phone's shape) and patternlock-setup on it
     as `user`, with --debug; `lines` collects what it says."""
 
-    def __init__(self, user, daemon, binary, name, *args, mode="480x800"):
+    def __init__(self, user, daemon, binary, name, *args, mode="480x800", scale=1):
         self.name = name
-        self.compositor = Compositor(user, mode, 1)
+        self.compositor = Compositor(user, mode, scale)
         pw = pwd.getpwnam(user)
         env = [f"PATH=/usr/sbin:/usr/bin:/sbin:/bin", f"HOME={pw.pw_dir}", f"USER={user}", f"LOGNAME={user}",
                "LANG=C.UTF-8", f"XDG_RUNTIME_DIR={self.compositor.runtime}",
@@ -281,6 +281,20 @@ def test_a_wrong_current_pattern_says_the_attempts_left_and_asks_for_it_again(wi
     w.tap("Cancel")
     assert w.wait() == 1
     assert verify(policy_daemon, user, RIGHT).startswith("OK")
+
+
+def test_at_scale_2_the_window_draws_sharp_buffers_and_takes_touch_in_logical_pixels(windows, policy_daemon, user):
+    w = windows(user, policy_daemon, "scale2", mode="960x1600", scale=2)
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    _, fields = w.compositor.screenshot(SHOTS / "setup-scale2-idle.png")
+    assert (fields["width"], fields["height"], fields["scale"]) == ("960", "1600", "2"), fields
+    # The grid is where --debug says, in logical pixels: a drag through its dots takes them.
+    mark = len(w.lines)
+    w.touch_path([int(d) for d in STRONG], lift=False)
+    w.said(rf"^stage=first .*verdict=acceptable dots={len(STRONG)} ", mark)
+    w.compositor.ok("touch up 0")
+    w.said(r"^stage=recorded ")
 
 
 def test_without_a_wayland_desktop_it_says_so_and_names_the_terminal_command(setup_binary, policy_daemon, user):
