@@ -32,7 +32,8 @@ public struct PatternSetup: Sendable {
         case saving
         /// "Your new unlock pattern is set".
         case done
-        /// Cancelled, or failed for good (`detail` says why): the window closes.
+        /// Cancelled (the window closes), or failed for good: `detail` says why
+        /// and who can help, and Close ends it.
         case ended
     }
 
@@ -61,7 +62,7 @@ public struct PatternSetup: Sendable {
     /// The buttons under the grid, left to right; Enter presses the last one
     /// when it is enabled, Escape the first.
     public enum Button: Equatable, Sendable {
-        case cancel, redraw, next, done
+        case cancel, redraw, next, done, close
 
         public var label: String {
             switch self {
@@ -69,6 +70,7 @@ public struct PatternSetup: Sendable {
             case .redraw: return "Redraw"
             case .next: return "Continue"
             case .done: return "Done"
+            case .close: return "Close"
             }
         }
     }
@@ -85,8 +87,12 @@ public struct PatternSetup: Sendable {
     public static let acceptableDetail = "Acceptable: not among the patterns people choose most."
     public static let mismatchDetail = "That was not the same pattern. Start again: draw an unlock pattern."
     public static let cancelledDetail = "Nothing was changed."
+    public static let unavailableTitle = "The pattern cannot be set now"
 
     public private(set) var stage: Stage
+    /// Ended by a failure (the daemon's, or pattern unlock unavailable), not by
+    /// the user: `detail` says why and who can help.
+    public private(set) var failed = false
     /// The line under the title: the verdict's reason, or what went wrong.
     public private(set) var detail: String?
     public private(set) var verdict: Verdict = .none
@@ -102,6 +108,17 @@ public struct PatternSetup: Sendable {
         stage = changing ? .current : .first
     }
 
+    /// Nothing can be drawn that would help (pattern unlock is locked for the
+    /// user, the record cannot be read, the daemon cannot be reached): the
+    /// window says `sentence`, which names who can help, and Close.
+    public static func unavailable(geometry: GridGeometry, sentence: String) -> PatternSetup {
+        var s = PatternSetup(geometry: geometry, changing: false)
+        s.stage = .ended
+        s.failed = true
+        s.detail = sentence
+        return s
+    }
+
     public var title: String {
         switch stage {
         case .current: return gesture.active ? Self.releaseTitle : Self.drawCurrentTitle
@@ -110,7 +127,7 @@ public struct PatternSetup: Sendable {
         case .confirm: return gesture.active ? Self.releaseTitle : Self.confirmTitle
         case .saving: return Self.savingTitle
         case .done: return Self.doneTitle
-        case .ended: return Self.cancelledDetail
+        case .ended: return failed ? Self.unavailableTitle : Self.cancelledDetail
         }
     }
 
@@ -122,7 +139,7 @@ public struct PatternSetup: Sendable {
         case .confirm: return [(.cancel, true)]
         case .saving: return [(.cancel, false)]
         case .done: return [(.done, true)]
-        case .ended: return []
+        case .ended: return [(.close, true)]
         }
     }
 
@@ -210,6 +227,8 @@ public struct PatternSetup: Sendable {
             return []
         case .done:
             return [.close(set: true)]
+        case .close:
+            return [.close(set: false)]
         }
     }
 
@@ -256,6 +275,7 @@ public struct PatternSetup: Sendable {
         default:
             forget()
             stage = .ended
+            failed = true
         }
     }
 

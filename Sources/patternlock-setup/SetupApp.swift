@@ -77,11 +77,15 @@ final class SetupApp {
     var exitCode: Int32?
     var described = ""
 
-    init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool) {
+    /// `problem`: why nothing can be set now (the window says it, with Close).
+    init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool, problem: String?) {
         self.display = display
         self.options = options
         self.user = user
-        setup = PatternSetup(geometry: SetupLayout(width: 420, height: 640).grid, changing: changing)
+        let grid = SetupLayout(width: 420, height: 640).grid
+        setup =
+            problem.map { PatternSetup.unavailable(geometry: grid, sentence: $0) }
+            ?? PatternSetup(geometry: grid, changing: changing)
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> SetupApp {
@@ -158,7 +162,7 @@ final class SetupApp {
 
     func close() {
         run(setup.tap(.cancel))
-        if exitCode == nil { exitCode = 1 }
+        if exitCode == nil { exitCode = setup.failed ? 2 : 1 }
     }
 
     // MARK: Input
@@ -287,7 +291,7 @@ final class SetupApp {
                 enroll(new, current: current)
             case .close(let set):
                 debug("close set=\(set ? 1 : 0)")
-                exitCode = set ? 0 : 1
+                exitCode = set ? 0 : setup.failed ? 2 : 1
             }
         }
     }
@@ -326,10 +330,8 @@ final class SetupApp {
         } catch {
             setup.notSaved(error.description, back: nil)
         }
-        if setup.stage == .ended {
-            say(setup.detail ?? "Nothing was changed.")
-            exitCode = 2
-        }
+        // Failed for good: the window says why, with Close (exit status 2); so does stderr.
+        if setup.stage == .ended, let detail = setup.detail { say(detail) }
         dirty = true
     }
 
@@ -393,7 +395,10 @@ final class SetupApp {
         case .refused: colour = Palette.wrong
         case .none, .unavailable: colour = Palette.lit
         }
-        paintGrid(cr, grid: l.grid, path: setup.gesture.dots, lineEnd: setup.gesture.lineEnd, colour: colour)
+        // Nothing to draw on once it has ended (its reason and Close only).
+        if setup.stage != .ended {
+            paintGrid(cr, grid: l.grid, path: setup.gesture.dots, lineEnd: setup.gesture.lineEnd, colour: colour)
+        }
         let buttons = setup.buttons
         for (i, r) in l.buttonRects(buttons.count).enumerated() {
             paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)

@@ -34,29 +34,30 @@ guard let user = options.user ?? Accounts.currentUserName else {
     exit(2)
 }
 
-// What the daemon knows of this user: a change needs the current pattern.
-let status: UserStatus
+// What the daemon knows of this user: a change needs the current pattern. When
+// nothing drawn could help, the window (or stderr, without one) says who can.
+var changing = false
+var problem: String?
 do throws(ClientError) {
     let reply = try DaemonConnection.request(.status(user: user), socket: options.address, timeout: 10)
     guard case .status(let s) = reply else { throw ClientWording.failure(for: reply, user: user) }
-    status = s
+    changing = s.enrolled && !asRoot  // root replaces a pattern without the current one
+    if !asRoot && (s.corrupt || s.locked) {
+        let reply: Reply = s.locked ? .locked(retryAfter: s.retryAfter) : .error(.recordUnreadable)
+        problem = ClientWording.failure(for: reply, user: user, current: true).description
+    }
 } catch {
-    say(error.description)
-    exit(2)
+    problem = error.description
 }
-if !asRoot && (status.corrupt || status.locked) {
-    // Nothing can be drawn that would help: say who can, as `patternlockd enroll` does.
-    let reply: Reply = status.locked ? .locked(retryAfter: status.retryAfter) : .error(.recordUnreadable)
-    say(ClientWording.failure(for: reply, user: user, current: true).description)
-    exit(2)
-}
+if let problem { say(problem) }
 
 guard let display = wl_display_connect(nil) else {
-    say(
-        "patternlock-setup draws in a window of your Wayland desktop, and none was found (WAYLAND_DISPLAY is not set or its socket is gone). On a terminal, set the pattern with: patternlockd enroll"
-    )
+    if problem == nil {
+        say(
+            "patternlock-setup draws in a window of your Wayland desktop, and none was found (WAYLAND_DISPLAY is not set or its socket is gone). On a terminal, set the pattern with: patternlockd enroll"
+        )
+    }
     exit(2)
 }
-// Root replaces a pattern without the current one (as `patternlockd enroll USER`).
-let app = SetupApp(display: display, options: options, user: user, changing: status.enrolled && !asRoot)
+let app = SetupApp(display: display, options: options, user: user, changing: changing, problem: problem)
 app.run()

@@ -135,6 +135,18 @@ struct PatternSetupTests {
         #expect(drag(&s, pattern(strong).dots) == [.enroll(new: pattern(strong), current: nil)])
     }
 
+    @Test("when nothing can be set the setup says why and who can help, and only Close is offered")
+    func unavailable() {
+        let why = "Pattern unlock is locked for alice. Ask an administrator to run: patternlockd reset alice"
+        var s = PatternSetup.unavailable(geometry: geometry, sentence: why)
+        #expect(s.stage == .ended && s.failed)
+        #expect(s.title == "The pattern cannot be set now")
+        #expect(s.detail == why)
+        #expect(enabled(s) == [.close])
+        #expect(drag(&s, pattern(strong).dots).isEmpty, "nothing is drawn")
+        #expect(s.enter() == [.close(set: false)])
+    }
+
     @Test("a confirmation that differs says so and starts over from the first drawing")
     func mismatch() {
         var s = PatternSetup(geometry: geometry, changing: false)
@@ -217,6 +229,8 @@ struct PatternSetupTests {
         #expect(drag(&s, [1, 2, 3, 6]).isEmpty)
         #expect(s.escape().isEmpty)
         s.notSaved("Your password was not confirmed, so nothing was changed.", back: nil)
-        #expect(s.stage == .ended)
+        #expect(s.stage == .ended && s.failed)
+        #expect(enabled(s) == [.close])
+        #expect(s.tap(.close) == [.close(set: false)])
     }
 }

@@ -297,6 +297,19 @@ def test_at_scale_2_the_window_draws_sharp_buffers_and_takes_touch_in_logical_pi
     w.said(r"^stage=recorded ")
 
 
+def test_a_user_whose_pattern_is_locked_sees_why_and_who_can_reset_it_and_closes_the_window(
+        windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    for _ in range(5):
+        verify(policy_daemon, user, "1478")
+    w = windows(user, policy_daemon, "locked")
+    line = w.said(r'^stage=ended title="The pattern cannot be set now"')
+    assert f"patternlockd reset {user}" in line, line
+    assert '"Close"@' in line and "dots=0" in line, line
+    w.tap("Close")
+    assert w.wait() == 2
+
+
 def test_without_a_wayland_desktop_it_says_so_and_names_the_terminal_command(setup_binary, policy_daemon, user):
     pw = pwd.getpwnam(user)
     r = subprocess.run(
