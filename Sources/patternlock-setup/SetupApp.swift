@@ -298,7 +298,7 @@ final class SetupApp {
 
     func check(_ pattern: Pattern) {
         let reply = try? DaemonConnection.request(
-            .check(pattern: SecretBytes(pattern.digits)), socket: options.address, timeout: 5)
+            .check(pattern: Self.wire(pattern)), socket: options.address, timeout: 5)
         switch reply {
         case .ok?: setup.verdict(.acceptable, for: pattern)
         case .refused(let r)?: setup.verdict(.refused(r), for: pattern)
@@ -311,7 +311,7 @@ final class SetupApp {
         do throws(ClientError) {
             let reply = try DaemonConnection.request(
                 .enroll(
-                    user: user, pattern: SecretBytes(new.digits), current: current.map { SecretBytes($0.digits) },
+                    user: user, pattern: Self.wire(new), current: current.map(Self.wire),
                     iterations: nil),
                 socket: options.address,
                 timeout: first ? Double(PasswordProofTiming.clientSeconds) : 120)
@@ -334,6 +334,10 @@ final class SetupApp {
         if setup.stage == .ended, let detail = setup.detail { say(detail) }
         dirty = true
     }
+
+    /// A pattern's digits for a request, copied from the stack buffer the core
+    /// wipes, never through a String (SecretBytes wipes its own copy).
+    static func wire(_ p: Pattern) -> SecretBytes { p.withDigits { SecretBytes($0) } }
 
     static let proofRefused =
         "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when your desktop asks."
