@@ -490,8 +490,8 @@ class Bench:
     def attempts(self):
         """Memory of patternlock-screen (locker, and the PAM child waiting for
         the next attempt) after wrong pattern 1, CHECKPOINT and ATTEMPTS:
-        {attempt: ((rss, private), (rss, private))}, and the seconds the
-        attempts took."""
+        {attempt: ((rss, private), (rss, private), the locker's private KiB by
+        kind)}, and the seconds the attempts took."""
         user = self.desk.user
         self.sh(f"patternlockd reset {user} >/dev/null")  # whatever the earlier steps left counted
         pointer = self.parked_pointer()
@@ -520,7 +520,8 @@ class Bench:
             if i in (1, CHECKPOINT, ATTEMPTS):
                 pause = time.monotonic()
                 time.sleep(1)  # the red flash over, the new child waiting for its prompt's answer
-                measured[i] = (self.memory(pid), self.memory(child))
+                measured[i] = (self.memory(pid), self.memory(child),
+                               private_parts(self.mappings(pid), "patternlock-screen"))
                 paused += time.monotonic() - pause
         took = time.monotonic() - started - paused
         self.desk.type_secret(PASSWORD)
@@ -777,6 +778,12 @@ def main():
                            "after attempt " + ", ".join(f"{i} {measured[i][which][1]} kB" for i in sorted(measured))
                            + f" (resident {first[0]} kB, then {last[0]} kB); growth over {ATTEMPTS} attempts: "
                            f"{last[1] - first[1]:+d} kB{since} (target: {target}, no growth)")
+                # What a leak would grow (heap, anonymous) apart from what moves with
+                # the pages each new PAM child happens to share (program code).
+                figure(f"patternlock-screen locker private memory by kind over {ATTEMPTS} wrong patterns",
+                       "; ".join(f"{kind} " + ", ".join(f"{measured[i][2][kind]}" for i in sorted(measured)) + " kB"
+                                 for kind in ("heap", "anonymous", "program code", "program data", "libraries data"))
+                       + f" (after attempt {', '.join(str(i) for i in sorted(measured))})")
                 figure(f"patternlock-screen {ATTEMPTS} wrong patterns dragged",
                        f"{took:.1f} s, {took / ATTEMPTS * 1000:.0f} ms an attempt (the drag, the daemon's "
                        f"answer, the next PAM child; a reset after every {BEFORE_RESET})")
