@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPatternLockShims
 import CXKBCommon
+import Glibc
 import PatternLockScreen
 
 /// The on-screen keyboard's edge to xkbcommon: what each key it draws types in a
@@ -52,6 +53,28 @@ public enum XKBKeymap {
     public static func modifierMask(_ keymap: OpaquePointer, _ name: String) -> UInt32 {
         let i = xkb_keymap_mod_get_index(keymap, name)
         return i == XKB_MOD_INVALID || i >= 32 ? 0 : 1 << i
+    }
+
+    /// The keymap a compositor sent (wl_keyboard.keymap: its fd, which is
+    /// closed, and size) compiled, with a fresh state; nil for a format other
+    /// than XKB v1 or a keymap xkbcommon refuses.
+    public static func compile(
+        _ context: OpaquePointer, format: UInt32, fd: Int32, size: UInt32
+    ) -> (keymap: OpaquePointer, state: OpaquePointer)? {
+        defer { close(fd) }
+        guard format == 1 else { return nil }  // WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1
+        guard let map = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return nil }
+        defer { munmap(map, Int(size)) }
+        let text = map.assumingMemoryBound(to: CChar.self)
+        guard
+            let km = xkb_keymap_new_from_buffer(
+                context, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS)
+        else { return nil }
+        guard let st = xkb_state_new(km) else {
+            xkb_keymap_unref(km)
+            return nil
+        }
+        return (km, st)
     }
 
     /// What a press of the hardware key `keycode` is, as the lock screen and the

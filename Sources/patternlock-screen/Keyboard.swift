@@ -14,15 +14,11 @@ extension App {
     // MARK: Keyboard (xkbcommon, with whatever keymap the compositor sends, at any time)
 
     func keymap(format: UInt32, fd: Int32, size: UInt32) {
-        defer { close(fd) }
-        guard format == UInt32(WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1.rawValue), let xkbContext else { return }
-        guard let map = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return }
-        defer { munmap(map, Int(size)) }
-        let text = map.assumingMemoryBound(to: CChar.self)
-        let length = strnlen(text, Int(size))
-        guard let km = xkb_keymap_new_from_buffer(xkbContext, text, length, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS),
-            let st = xkb_state_new(km)
-        else { return }
+        guard let xkbContext else {
+            close(fd)
+            return
+        }
+        guard let (km, st) = XKBKeymap.compile(xkbContext, format: format, fd: fd, size: size) else { return }
         if let s = xkbState { xkb_state_unref(s) }
         if let k = xkbKeymap { xkb_keymap_unref(k) }
         xkbKeymap = km
