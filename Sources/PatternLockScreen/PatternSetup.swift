@@ -185,15 +185,20 @@ public struct PatternSetup: Sendable {
     public mutating func backspace() {
         guard draws, !gesture.active else { return }
         clearPath()
+        if stage == .first { detail = nil }
     }
 
-    /// Enter: ends typed dots as a release would, else presses the last button.
+    /// Enter: ends typed dots as a release would, else presses the last button
+    /// unless it is Cancel.
     public mutating func enter() -> [Effect] {
         if draws && typing && !gesture.isEmpty {
             typing = false
             return finished(gesture.finish())
         }
-        guard let last = buttons.last, last.enabled else { return [] }
+        // Enter goes forward (Continue, Done, Close), never back: in the
+        // confirmation the only button is Cancel, and an Enter too many must not
+        // throw the drawing away.
+        guard let last = buttons.last, last.enabled, last.button != .cancel else { return [] }
         return tap(last.button)
     }
 

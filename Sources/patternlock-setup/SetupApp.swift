@@ -75,6 +75,8 @@ final class SetupApp {
     var xkbKeymap: OpaquePointer?
     var xkbState: OpaquePointer?
     var exitCode: Int32?
+    /// CHECK gave no verdict once: not asked again (see `check`).
+    var checkUnavailable = false
     var described = ""
 
     /// `problem`: why nothing can be set now (the window says it, with Close).
@@ -136,6 +138,10 @@ final class SetupApp {
             }
             if dirty && configured { draw() }
             if wl_display_dispatch(display) < 0 {
+                if setup.stage == .done {
+                    say("The connection to the desktop was lost after your new pattern was set.")
+                    exit(0)
+                }
                 say("The connection to the desktop was lost; nothing was changed.")
                 exit(2)
             }
@@ -160,8 +166,9 @@ final class SetupApp {
         draw()
     }
 
+    /// The window's close button: after the pattern was set it is Done.
     func close() {
-        run(setup.tap(.cancel))
+        run(setup.tap(setup.stage == .done ? .done : .cancel))
         if exitCode == nil { exitCode = setup.failed ? 2 : 1 }
     }
 
@@ -291,13 +298,22 @@ final class SetupApp {
         }
     }
 
+    /// The daemon's verdict on the path so far. It answers at once (no record is
+    /// read, nothing is hashed); one that gives none in a second is not asked
+    /// again while this window is open, and ENROLL judges at the end.
     func check(_ pattern: Pattern) {
+        guard !checkUnavailable else {
+            setup.verdict(.unavailable, for: pattern)
+            return
+        }
         let reply = try? DaemonConnection.request(
-            .check(pattern: Self.wire(pattern)), socket: options.address, timeout: 5)
+            .check(pattern: Self.wire(pattern)), socket: options.address, timeout: 1)
         switch reply {
         case .ok?: setup.verdict(.acceptable, for: pattern)
         case .refused(let r)?: setup.verdict(.refused(r), for: pattern)
-        default: setup.verdict(.unavailable, for: pattern)  // no verdict now: ENROLL gives it
+        default:
+            checkUnavailable = true
+            setup.verdict(.unavailable, for: pattern)
         }
     }
 
@@ -378,14 +394,23 @@ final class SetupApp {
         setColour(cr, Palette.text)
         centredText(cr, setup.title, y: 56, width: l.width)
         if let detail = setup.detail {
-            cairo_set_font_size(cr, SetupLayout.detailSize)
             var refused = false
             if case .refused = setup.verdict { refused = true }
-            setColour(cr, refused || setup.stage == .first && detail == PatternSetup.mismatchDetail ? Palette.error : Palette.text)
+            setColour(cr, refused || setup.failed || detail == PatternSetup.mismatchDetail ? Palette.error : Palette.text)
+            // Smaller type for a long reason in a narrow window: it never runs into the grid.
+            let room = (setup.stage == .ended ? l.height - 200 : SetupLayout.gridTop - 100)
+            var size = SetupLayout.detailSize
+            var lines: [String] = []
+            while true {
+                cairo_set_font_size(cr, size)
+                lines = wrap(detail, width: l.width - 2 * SetupLayout.margin, measure: { textWidth(cr, $0) })
+                if Double(lines.count) * size * 1.35 <= room || size <= 11 { break }
+                size -= 1
+            }
             var y = 92.0
-            for line in wrap(detail, width: l.width - 2 * SetupLayout.margin, measure: { textWidth(cr, $0) }) {
+            for line in lines {
                 centredText(cr, line, y: y, width: l.width)
-                y += SetupLayout.detailSize * 1.35
+                y += size * 1.35
             }
         }
         let colour: RGB

@@ -23,9 +23,11 @@ if options.user != nil && !asRoot {
     say("Only root sets another user's pattern (--user); run patternlock-setup without it to set your own.")
     exit(2)
 }
-guard options.user != nil || !asRoot || getenv("SUDO_USER") == nil else {
+// As root it sets only the user it is told to: run through sudo, pkexec, doas
+// or run0 it would otherwise set root's own pattern for a person who meant theirs.
+guard options.user != nil || !asRoot else {
     say(
-        "patternlock-setup sets your own pattern: run it as yourself, not with sudo. An administrator sets another user's pattern with: sudo patternlockd enroll USER"
+        "patternlock-setup sets your own pattern: run it as yourself, not as root. An administrator sets a user's pattern with: sudo patternlockd enroll USER (or root's own with --user root)."
     )
     exit(2)
 }

@@ -163,6 +163,20 @@ struct PatternSetupTests {
         #expect(enabled(s) == [.redraw])
     }
 
+    @Test("Enter never cancels: in the confirmation, with nothing typed, it does nothing")
+    func enterNeverCancels() {
+        var s = PatternSetup(geometry: geometry, changing: false)
+        drag(&s, pattern(strong).dots)
+        s.verdict(.acceptable, for: pattern(strong))
+        _ = s.tap(.next)
+        #expect(s.stage == .confirm)
+        #expect(s.enter().isEmpty)
+        #expect(s.stage == .confirm)
+        var t = PatternSetup(geometry: geometry, changing: false)
+        #expect(t.enter().isEmpty, "nothing drawn: Continue is off and Cancel is not Enter's")
+        #expect(t.stage == .first)
+    }
+
     @Test("Redraw forgets the recorded pattern")
     func redraw() {
         var s = PatternSetup(geometry: geometry, changing: false)
