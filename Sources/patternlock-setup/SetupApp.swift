@@ -77,6 +77,9 @@ final class SetupApp {
     var exitCode: Int32?
     /// CHECK gave no verdict once: not asked again (see `check`).
     var checkUnavailable = false
+    /// The ENROLL in flight, answered on its own thread.
+    var enrollJob: EnrollJob?
+    var closeRequested = false
     var described = ""
 
     /// `problem`: why nothing can be set now (the window says it, with Close).
@@ -130,22 +133,58 @@ final class SetupApp {
         loop()
     }
 
+    /// The loop: Wayland's events and the answer of an ENROLL sent from its own
+    /// thread (`EnrollJob`), so that the window keeps drawing and answering the
+    /// compositor's pings while the daemon (and polkit, for a first pattern) works.
     func loop() -> Never {
+        let wlFD = wl_display_get_fd(display)
         while true {
             if let exitCode {
                 wl_display_flush(display)
                 exit(exitCode)
             }
             if dirty && configured { draw() }
-            if wl_display_dispatch(display) < 0 {
-                if setup.stage == .done {
-                    say("The connection to the desktop was lost after your new pattern was set.")
-                    exit(0)
-                }
-                say("The connection to the desktop was lost; nothing was changed.")
-                exit(2)
+            while wl_display_prepare_read(display) != 0 {
+                if wl_display_dispatch_pending(display) < 0 { connectionLost() }
+            }
+            if wl_display_flush(display) < 0 && errno != EAGAIN {
+                wl_display_cancel_read(display)
+                connectionLost()
+            }
+            var fds = [
+                pollfd(fd: wlFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: enrollJob?.wake ?? -1, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&fds, nfds_t(fds.count), -1) < 0 {
+                wl_display_cancel_read(display)
+                if errno == EINTR { continue }
+                connectionLost()
+            }
+            if fds[0].revents != 0 {
+                if wl_display_read_events(display) < 0 { connectionLost() }
+            } else {
+                wl_display_cancel_read(display)
+            }
+            if wl_display_dispatch_pending(display) < 0 { connectionLost() }
+            if fds[1].revents != 0, let job = enrollJob {
+                enrollJob = nil
+                enrolled(job.finish(), new: job.new, first: job.first)
             }
         }
+    }
+
+    func connectionLost() -> Never {
+        if setup.stage == .done {
+            say("The connection to the desktop was lost after your new pattern was set.")
+            exit(0)
+        }
+        // An ENROLL in flight may still set it: say so rather than "nothing changed".
+        say(
+            enrollJob == nil
+                ? "The connection to the desktop was lost; nothing was changed."
+                : "The connection to the desktop was lost while the pattern was being set; patternlockd status says whether it was."
+        )
+        exit(2)
     }
 
     // MARK: Window events
@@ -166,8 +205,14 @@ final class SetupApp {
         draw()
     }
 
-    /// The window's close button: after the pattern was set it is Done.
+    /// The window's close button: after the pattern was set it is Done; while
+    /// the daemon works it takes effect once the answer is in (the exit status
+    /// then says whether the pattern was set).
     func close() {
+        if enrollJob != nil {
+            closeRequested = true
+            return
+        }
         run(setup.tap(setup.stage == .done ? .done : .cancel))
         if exitCode == nil { exitCode = setup.failed ? 2 : 1 }
     }
@@ -285,12 +330,10 @@ final class SetupApp {
             case .check(let pattern):
                 check(pattern)
             case .enroll(let new, let current):
-                // What the window shows while the daemon (and for a first pattern,
-                // polkit with the desktop's agent) works.
-                dirty = true
-                draw()
-                wl_display_flush(display)
+                // Sent from its own thread: the window shows "Setting your pattern…"
+                // and stays responsive while the daemon (and polkit) works.
                 enroll(new, current: current)
+                dirty = true
             case .close(let set):
                 debug("close set=\(set ? 1 : 0)")
                 exitCode = set ? 0 : setup.failed ? 2 : 1
@@ -319,13 +362,21 @@ final class SetupApp {
 
     func enroll(_ new: Pattern, current: Pattern?) {
         let first = current == nil
-        do throws(ClientError) {
-            let reply = try DaemonConnection.request(
-                .enroll(
-                    user: user, pattern: Self.wire(new), current: current.map(Self.wire),
-                    iterations: nil),
-                socket: options.address,
-                timeout: first ? Double(PasswordProofTiming.clientSeconds) : 120)
+        let request = Request.enroll(
+            user: user, pattern: Self.wire(new), current: current.map(Self.wire), iterations: nil)
+        let timeout = first ? Double(PasswordProofTiming.clientSeconds) : 120
+        guard let job = EnrollJob.start(request, address: options.address, timeout: timeout, new: new, first: first)
+        else {
+            setup.notSaved("patternlock-setup could not start its request to the daemon; nothing was changed.", back: nil)
+            return
+        }
+        enrollJob = job
+    }
+
+    /// ENROLL's answer (or why there is none).
+    func enrolled(_ result: Result<Reply, ClientError>, new: Pattern, first: Bool) {
+        switch result {
+        case .success(let reply):
             switch reply {
             case .okIterations:
                 setup.saved()
@@ -338,12 +389,14 @@ final class SetupApp {
             default:
                 setup.notSaved(ClientWording.failure(for: reply, user: user, current: !first).description, back: nil)
             }
-        } catch {
+        case .failure(let error):
             setup.notSaved(error.description, back: nil)
         }
         // Failed for good: the window says why, with Close (exit status 2); so does stderr.
         if setup.stage == .ended, let detail = setup.detail { say(detail) }
         dirty = true
+        describe()
+        if closeRequested { close() }
     }
 
     /// A pattern's digits for a request, copied from the stack buffer the core

@@ -280,6 +280,36 @@ def test_closing_the_window_once_the_pattern_is_set_exits_0_and_keeps_it(windows
     assert verify(policy_daemon, user, STRONG) == "OK"
 
 
+def test_the_window_answers_the_compositor_while_the_daemon_works_on_the_new_pattern(
+        windows, make_daemon, user):
+    """ENROLL goes from its own thread: a daemon that takes seconds to hash
+    (a high iteration count) leaves the window drawing "Setting your pattern…"
+    and answering the compositor's pings, which a frozen window would not (and a
+    desktop would offer to kill it)."""
+    slow = make_daemon("--iterations", "40000000", policy_args=())
+    enroll_anyway(slow, user, RIGHT)
+    w = windows(user, slow, "slow")
+    w.said(r'^stage=current title="Draw your current pattern"')
+    w.compositor.ok("key " + " ".join(RIGHT) + " Return")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    w.compositor.ok("key " + " ".join(STRONG) + " Return")
+    w.said(r"^stage=recorded .*verdict=acceptable")
+    w.compositor.ok("key Return")
+    w.said(r"^stage=confirm ")
+    w.compositor.ok("key " + " ".join(STRONG) + " Return")
+    w.said(r'^stage=saving title="Setting your pattern…"')
+    started = time.monotonic()
+    reply = w.compositor.cmd("ping 1000")
+    assert reply.startswith("ok"), f"the window did not answer a ping while the daemon worked: {reply}"
+    assert not any(l.startswith("stage=done") for l in w.lines), "the daemon was not slow enough to show anything"
+    # Closed meanwhile: it waits for the answer, and says by its status that it was set.
+    w.compositor.ok("close")
+    w.said(r'^stage=done title="Your new unlock pattern is set"', timeout=60)
+    assert w.wait(60) == 0
+    assert verify(slow, user, STRONG) == "OK"
+    assert time.monotonic() - started > 0.5
+
+
 def test_a_wrong_current_pattern_says_the_attempts_left_and_asks_for_it_again(windows, policy_daemon, user):
     enroll_anyway(policy_daemon, user, RIGHT)
     w = windows(user, policy_daemon, "wrong-current")

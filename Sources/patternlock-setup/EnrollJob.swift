@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+import CPatternLockShims
+import Glibc
+import PatternLock
+import PatternLockDaemon
+import PatternLockWire
+import Synchronization
+
+/// One ENROLL sent from a thread of its own: the daemon hashes, and for a first
+/// pattern polkit asks the password through the desktop's agent (up to minutes),
+/// while the window's loop goes on. The answer is kept under a lock and the loop
+/// is woken through a pipe (`wake`).
+final class EnrollJob: @unchecked Sendable {
+    let new: Pattern
+    let first: Bool
+    let wake: Int32
+    private let wakeWrite: Int32
+    private let request: Request
+    private let address: DaemonAddress
+    private let timeout: Double
+    private let answer = Mutex<Result<Reply, ClientError>?>(nil)
+
+    private init(_ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, pipe: [Int32]) {
+        self.request = request
+        self.address = address
+        self.timeout = timeout
+        self.new = new
+        self.first = first
+        wake = pipe[0]
+        wakeWrite = pipe[1]
+    }
+
+    static func start(_ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool)
+        -> EnrollJob?
+    {
+        var fds: [Int32] = [-1, -1]
+        guard pl_pipe_cloexec(&fds) == 0 else { return nil }
+        let job = EnrollJob(request, address: address, timeout: timeout, new: new, first: first, pipe: fds)
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(job).toOpaque()
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<EnrollJob>.fromOpaque(context).takeRetainedValue().send()
+                return nil
+            }, context)
+        guard rc == 0 else {
+            Unmanaged<EnrollJob>.fromOpaque(context).release()
+            return nil
+        }
+        pthread_detach(thread)
+        return job
+    }
+
+    /// On the job's thread.
+    private func send() {
+        let result: Result<Reply, ClientError>
+        do throws(ClientError) {
+            result = .success(try DaemonConnection.request(request, socket: address, timeout: timeout))
+        } catch {
+            result = .failure(error)
+        }
+        answer.withLock { $0 = result }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// On the loop's thread, once `wake` is readable: the answer.
+    func finish() -> Result<Reply, ClientError> {
+        let result = answer.withLock { $0 } ?? .failure(ClientError(description: "No answer from patternlockd.", code: .unavailable))
+        close(wake)
+        close(wakeWrite)
+        return result
+    }
+}
