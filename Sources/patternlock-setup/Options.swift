@@ -2,6 +2,7 @@
 import Glibc
 import PatternLock
 import PatternLockDaemon
+import PatternLockPainting
 import PatternLockScreen
 
 /// The command line (docs/patternlock-setup.1).
@@ -98,9 +99,5 @@ struct SetupOptions {
     }
 }
 
-/// Writes a line to stderr in one write: `patternlock-setup: ` and `text`.
-func say(_ text: String) {
-    var line = Array("patternlock-setup: \(text)\n".utf8)
-    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    line.removeAll()
-}
+/// Writes a line to stderr: `patternlock-setup: ` and `text`.
+func say(_ text: String) { sayLine("patternlock-setup", text) }
