@@ -324,6 +324,9 @@ public struct PatternSetup: Sendable {
             case .confirm:
                 guard let first = recorded else { return [] }
                 if first.dots == p.dots {
+                    // Off the screen once confirmed: nobody reads it over a shoulder
+                    // while the daemon works or after it is set.
+                    clearPath()
                     stage = .saving
                     detail = nil
                     return [.enroll(new: first, current: current)]

@@ -59,6 +59,7 @@ struct PatternSetupTests {
         #expect(checked(effects).isEmpty, "the confirmation is not judged again")
         #expect(effects == [.enroll(new: pattern(strong), current: nil)])
         #expect(s.stage == .saving)
+        #expect(s.gesture.isEmpty, "the confirmed pattern is off the screen")
         s.saved()
         #expect(s.stage == .done)
         #expect(s.title == "Your new unlock pattern is set")

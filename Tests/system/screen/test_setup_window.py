@@ -201,7 +201,7 @@ def test_a_pattern_is_changed_by_drawing_the_current_one_then_the_new_one_twice_
     w.tap("Continue", mark - 1)
     w.said(r'^stage=confirm title="Draw the pattern again to confirm"', mark)
     w.touch_path([int(d) for d in STRONG])
-    w.said(r'^stage=done title="Your new unlock pattern is set"')
+    w.said(r'^stage=done title="Your new unlock pattern is set" verdict=none dots=0 ')
     w.tap("Done")
     assert w.wait() == 0
     assert w.said(r"^close set=1$")
