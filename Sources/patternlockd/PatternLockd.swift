@@ -45,7 +45,4 @@ struct SocketOptions: ParsableArguments {
 
     /// The socket with where it came from and what to try, for the connection.
     var address: DaemonAddress { DaemonAddress.resolve(socket: socket) }
-    var path: String { address.path }
-
-    static var systemdRuns: Bool { DaemonAddress.systemdRuns }
 }
