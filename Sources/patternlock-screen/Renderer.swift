@@ -112,8 +112,8 @@ struct Renderer {
             return nil
         }
         cairo_set_font_size(cr, ScreenLayout.nameSize)
-        set(cr, Palette.text)
-        centred(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
+        setColour(cr, Palette.text)
+        centredText(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
         if state.showsGrid {
             drawGrid(cr, layout: layout, state: state, showFinger: showFinger)
         }
@@ -142,8 +142,8 @@ struct Renderer {
         if let notice = state.notice { texts.append(notice) }
         let fieldHeight = layout.fieldRect.height
         var lines: [String] = []
-        for text in texts { lines += wrap(text, width: layout.textWidth) { measure(cr, $0) } }
-        let promptLines = state.promptText.map { wrap($0, width: layout.textWidth) { measure(cr, $0) } } ?? []
+        for text in texts { lines += wrap(text, width: layout.textWidth) { textWidth(cr, $0) } }
+        let promptLines = state.promptText.map { wrap($0, width: layout.textWidth) { textWidth(cr, $0) } } ?? []
         let step = ScreenLayout.fontSize * 1.4
         // The block (name, messages, prompt, field) centred above the keyboard,
         // never above the content's top.
@@ -151,18 +151,18 @@ struct Renderer {
         let contentTop = layout.contentRect.y
         var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + ScreenLayout.nameSize + 8
         cairo_set_font_size(cr, ScreenLayout.nameSize)
-        set(cr, Palette.text)
-        centred(cr, user, y: y, width: layout.width)
+        setColour(cr, Palette.text)
+        centredText(cr, user, y: y, width: layout.width)
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         y += 16
         for line in lines {
             y += step
-            centred(cr, line, y: y, width: layout.width)
+            centredText(cr, line, y: y, width: layout.width)
         }
         y += 12
         for line in promptLines {
             y += step
-            centred(cr, line, y: y, width: layout.width)
+            centredText(cr, line, y: y, width: layout.width)
         }
         let fy = min(y + 16, top - fieldHeight - 12)
         let f = layout.fieldRect
@@ -174,7 +174,7 @@ struct Renderer {
             if hintY < top - 6 {
                 cairo_set_font_size(cr, ScreenLayout.fontSize * 0.8)
                 cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
-                centred(cr, LockScreen.backHint, y: hintY, width: layout.width)
+                centredText(cr, LockScreen.backHint, y: hintY, width: layout.width)
             }
         }
         drawKeys(cr, layout: layout, state: state)
@@ -198,12 +198,12 @@ struct Renderer {
             let label = state.keyboard.label(k.slot)
             guard !label.isEmpty else { continue }
             cairo_set_font_size(cr, size)
-            var w = measure(cr, label)
+            var w = textWidth(cr, label)
             if w > r.width - 6 {
                 cairo_set_font_size(cr, max(8, size * (r.width - 6) / w))
-                w = measure(cr, label)
+                w = textWidth(cr, label)
             }
-            set(cr, Palette.text)
+            setColour(cr, Palette.text)
             cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + size * 0.35).rounded())
             fillText(cr, label)
         }
@@ -247,11 +247,11 @@ struct Renderer {
         let f = layout.fieldRect
         cairo_set_font_size(cr, ScreenLayout.fontSize)
         if let prompt = state.promptText, !state.showsGrid {
-            set(cr, Palette.text)
+            setColour(cr, Palette.text)
             var y = f.y - 16
-            let lines = wrap(prompt, width: layout.textWidth) { measure(cr, $0) }
+            let lines = wrap(prompt, width: layout.textWidth) { textWidth(cr, $0) }
             for line in lines.reversed() {
-                centred(cr, line, y: y, width: layout.width)
+                centredText(cr, line, y: y, width: layout.width)
                 y -= ScreenLayout.fontSize * 1.4
             }
         }
@@ -269,7 +269,7 @@ struct Renderer {
         cairo_set_line_width(cr, 2)
         cairo_rectangle(cr, box.x + 1, box.y + 1, box.width - 2, box.height - 2)
         cairo_stroke(cr)
-        set(cr, Palette.text)
+        setColour(cr, Palette.text)
         if state.showsFieldInClear {
             drawClearText(cr, state.field, in: box)
             return
@@ -319,9 +319,9 @@ struct Renderer {
         if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + ScreenLayout.fontSize }
         let width = layout.textWidth
         for text in texts {
-            set(cr, state.flashing ? Palette.error : Palette.text)
-            for line in wrap(text, width: width, measure: { measure(cr, $0) }) {
-                centred(cr, line, y: y, width: layout.width)
+            setColour(cr, state.flashing ? Palette.error : Palette.text)
+            for line in wrap(text, width: width, measure: { textWidth(cr, $0) }) {
+                centredText(cr, line, y: y, width: layout.width)
                 y += ScreenLayout.fontSize * 1.4
             }
             y += ScreenLayout.fontSize * 0.4
@@ -331,18 +331,10 @@ struct Renderer {
     private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
         cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
         cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
-        for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { measure(cr, $0) })
+        for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { textWidth(cr, $0) })
             .enumerated()
         {
-            centred(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)
+            centredText(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)
         }
-    }
-
-    private func set(_ cr: OpaquePointer, _ c: RGB, alpha: Double = 1) { setColour(cr, c, alpha: alpha) }
-
-    private func measure(_ cr: OpaquePointer, _ s: String) -> Double { textWidth(cr, s) }
-
-    private func centred(_ cr: OpaquePointer, _ s: String, y: Double, width: Double) {
-        centredText(cr, s, y: y, width: width)
     }
 }
