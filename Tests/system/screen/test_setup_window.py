@@ -262,9 +262,9 @@ def test_by_keys_alone_digits_draw_enter_continues_and_a_differing_confirmation_
     assert verify(policy_daemon, user, RIGHT).startswith("OK")
 
 
-def test_closing_the_window_once_the_pattern_is_set_exits_0_and_keeps_it(windows, policy_daemon, user):
-    enroll_anyway(policy_daemon, user, RIGHT)
-    w = windows(user, policy_daemon, "close-done")
+def keys_to_the_confirmation(w):
+    """By keys, as a user whose pattern is RIGHT: the current pattern, STRONG
+    (its verdict acceptable), Continue; the window then waits for the confirmation."""
     w.said(r'^stage=current title="Draw your current pattern"')
     w.compositor.ok("key " + " ".join(RIGHT) + " Return")
     w.said(r'^stage=first title="Draw an unlock pattern"')
@@ -272,6 +272,12 @@ def test_closing_the_window_once_the_pattern_is_set_exits_0_and_keeps_it(windows
     w.said(r"^stage=recorded .*verdict=acceptable")
     w.compositor.ok("key Return")
     w.said(r"^stage=confirm ")
+
+
+def test_closing_the_window_once_the_pattern_is_set_exits_0_and_keeps_it(windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "close-done")
+    keys_to_the_confirmation(w)
     w.compositor.ok("key Return")  # Enter with nothing typed: never Cancel
     w.compositor.ok("key " + " ".join(STRONG) + " Return")
     w.said(r'^stage=done title="Your new unlock pattern is set"')
@@ -289,13 +295,7 @@ def test_the_window_answers_the_compositor_while_the_daemon_works_on_the_new_pat
     slow = make_daemon("--iterations", "40000000", policy_args=())
     enroll_anyway(slow, user, RIGHT)
     w = windows(user, slow, "slow")
-    w.said(r'^stage=current title="Draw your current pattern"')
-    w.compositor.ok("key " + " ".join(RIGHT) + " Return")
-    w.said(r'^stage=first title="Draw an unlock pattern"')
-    w.compositor.ok("key " + " ".join(STRONG) + " Return")
-    w.said(r"^stage=recorded .*verdict=acceptable")
-    w.compositor.ok("key Return")
-    w.said(r"^stage=confirm ")
+    keys_to_the_confirmation(w)
     w.compositor.ok("key " + " ".join(STRONG) + " Return")
     w.said(r'^stage=saving title="Setting your pattern…"')
     started = time.monotonic()
