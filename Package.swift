@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon", "CPatternLockShims"]),
         // The drawing the lock screen and the setup window share (cairo): the grid and
         // its path, text filled as outlines, buttons, the one font face, wl_shm buffers.
-        .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo", "CWaylandLock"]),
+        .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo", "CWaylandLock", "CPatternLockShims"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).

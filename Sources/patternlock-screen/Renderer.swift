@@ -167,7 +167,7 @@ struct Renderer {
         let fy = min(y + 16, top - fieldHeight - 12)
         let f = layout.fieldRect
         let box = Rect(x: f.x, y: fy, width: f.width, height: fieldHeight)
-        drawFieldBox(cr, box, state: state)
+        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: ScreenLayout.fontSize)
         if state.showsBackHint {
             // Under the field, where the keyboard leaves room for one line.
             let hintY = fy + fieldHeight + ScreenLayout.fontSize * 1.3
@@ -177,36 +177,8 @@ struct Renderer {
                 centredText(cr, LockScreen.backHint, y: hintY, width: layout.width)
             }
         }
-        drawKeys(cr, layout: layout, state: state)
+        paintKeys(cr, layout.keys(state.keyboard), keyboard: state.keyboard, fontSize: ScreenLayout.fontSize)
         return box
-    }
-
-    private func drawKeys(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
-        let keys = layout.keys(state.keyboard)
-        guard let first = keys.first else { return }
-        let size = min(ScreenLayout.fontSize, first.rect.height * 0.45)
-        for k in keys {
-            let r = Rect(x: k.rect.x + 2, y: k.rect.y + 2, width: k.rect.width - 4, height: k.rect.height - 4)
-            let held = state.keyboard.isHeld(k.slot)
-            if case .character = k.slot {
-                cairo_set_source_rgba(cr, 1, 1, 1, 0.16)
-            } else {
-                cairo_set_source_rgba(cr, 1, 1, 1, held ? 0.45 : 0.08)
-            }
-            roundedRectangle(cr, r, radius: 6)
-            cairo_fill(cr)
-            let label = state.keyboard.label(k.slot)
-            guard !label.isEmpty else { continue }
-            cairo_set_font_size(cr, size)
-            var w = textWidth(cr, label)
-            if w > r.width - 6 {
-                cairo_set_font_size(cr, max(8, size * (r.width - 6) / w))
-                w = textWidth(cr, label)
-            }
-            setColour(cr, Palette.text)
-            cairo_move_to(cr, (r.x + (r.width - w) / 2).rounded(), (r.y + r.height / 2 + size * 0.35).rounded())
-            fillText(cr, label)
-        }
     }
 
     private func paintBackground(_ cr: OpaquePointer, layout: ScreenLayout) {
@@ -257,56 +229,7 @@ struct Renderer {
         }
         // With the grid showing, the field goes under it.
         let box = state.showsGrid ? Rect(x: f.x, y: layout.messagesTop, width: f.width, height: f.height) : f
-        drawFieldBox(cr, box, state: state)
-    }
-
-    /// The field's box and what it holds: mask dots, or an echo-on answer in clear.
-    private func drawFieldBox(_ cr: OpaquePointer, _ box: Rect, state: LockScreen) {
-        cairo_set_source_rgba(cr, 1, 1, 1, 0.12)
-        cairo_rectangle(cr, box.x, box.y, box.width, box.height)
-        cairo_fill(cr)
-        cairo_set_source_rgba(cr, 1, 1, 1, 0.6)
-        cairo_set_line_width(cr, 2)
-        cairo_rectangle(cr, box.x + 1, box.y + 1, box.width - 2, box.height - 2)
-        cairo_stroke(cr)
-        setColour(cr, Palette.text)
-        if state.showsFieldInClear {
-            drawClearText(cr, state.field, in: box)
-            return
-        }
-        let n = state.field.characters
-        let r = 6.0
-        let step = 20.0
-        let shown = min(n, Int((box.width - 24) / step))
-        var x = box.x + (box.width - Double(shown) * step) / 2 + step / 2
-        for _ in 0..<shown {
-            cairo_arc(cr, x, box.y + box.height / 2, r, 0, 2 * .pi)
-            cairo_fill(cr)
-            x += step
-        }
-    }
-
-    /// An echo-on prompt's answer (a user name, a token's serial: not secret), in
-    /// clear; the end shows when it is wider than the box. Drawn from a wiped copy.
-    private func drawClearText(_ cr: OpaquePointer, _ field: SecretField, in box: Rect) {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: SecretField.capacity + 1) { buf in
-            guard let base = buf.baseAddress else { return }
-            buf.initialize(repeating: 0)
-            defer { pl_wipe(base, buf.count) }
-            field.withBytes { bytes in
-                for (i, b) in bytes.enumerated() { buf[i] = CChar(bitPattern: b) }
-            }
-            var e = cairo_text_extents_t()
-            cairo_text_extents(cr, base, &e)
-            let room = box.width - 24
-            let x = e.x_advance <= room ? box.x + (box.width - e.x_advance) / 2 : box.x + 12 + room - e.x_advance
-            cairo_save(cr)
-            cairo_rectangle(cr, box.x + 12, box.y, room, box.height)
-            cairo_clip(cr)
-            cairo_move_to(cr, x.rounded(), (box.y + box.height / 2 + ScreenLayout.fontSize * 0.35).rounded())
-            fillText(cr, base)
-            cairo_restore(cr)
-        }
+        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: ScreenLayout.fontSize)
     }
 
     private func drawMessages(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
