@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -242,6 +243,13 @@ static int pipe_above_3(int fds[2])
 int pl_spawn_tied(const char *path, char *const *argv, char *const *envp,
 		  int pass_fd, int death_signal, pid_t *pid)
 {
+	return pl_spawn_tied_on(path, argv, envp, pass_fd, death_signal, -1,
+				pid);
+}
+
+int pl_spawn_tied_on(const char *path, char *const *argv, char *const *envp,
+		     int pass_fd, int death_signal, int tty_fd, pid_t *pid)
+{
 	int report[2], e, pidfd;
 	pid_t parent = getpid(), child;
 	sigset_t all, old;
@@ -276,6 +284,15 @@ int pl_spawn_tied(const char *path, char *const *argv, char *const *envp,
 				goto failed;
 		} else if (pass_fd >= 0 && dup2(pass_fd, 3) < 0) {
 			goto failed;
+		}
+		/* A session of its own whose controlling terminal is tty_fd,
+		 * which is also its stdin, stdout and stderr. */
+		if (tty_fd >= 0) {
+			if (setsid() < 0 || ioctl(tty_fd, TIOCSCTTY, 0) != 0)
+				goto failed;
+			if (dup2(tty_fd, 0) < 0 || dup2(tty_fd, 1) < 0 ||
+			    dup2(tty_fd, 2) < 0)
+				goto failed;
 		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -314,6 +331,40 @@ int pl_spawn_tied(const char *path, char *const *argv, char *const *envp,
 	}
 	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 	return pidfd;
+}
+
+int pl_open_pty(int *master, int *terminal)
+{
+	char name[64];
+	int m, t, e;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return -1;
+	if (grantpt(m) != 0 || unlockpt(m) != 0 ||
+	    ptsname_r(m, name, sizeof(name)) != 0)
+		goto failed;
+	t = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (t < 0)
+		goto failed;
+	/* Above fd 3, so that a child's dup2 of its fd 3 never touches it. */
+	if (t <= 3) {
+		int moved = fcntl(t, F_DUPFD_CLOEXEC, 10);
+		e = errno;
+		close(t);
+		errno = e;
+		if (moved < 0)
+			goto failed;
+		t = moved;
+	}
+	*master = m;
+	*terminal = t;
+	return 0;
+failed:
+	e = errno;
+	close(m);
+	errno = e;
+	return -1;
 }
 
 int pl_wait_exit(pid_t pid)

@@ -325,3 +325,31 @@ public struct OnScreenKeyboard: Sendable {
         return row.map { [$0] }
     }
 }
+
+extension OnScreenKeyboard {
+    /// For `--debug` (and the tests, which tap keys by what they type): each page
+    /// of the keyboard, one line each, `head` then `group=N page=P keys=` and each
+    /// key's labels at every level with its centre, `["q","Q"]@x,y`. `place`
+    /// lays a page out where the screen draws it. A program says these when the
+    /// keyboard shows or its keymap or size changes, never as keys are tapped.
+    public func describedPages(head: String, place: (OnScreenKeyboard) -> [PlacedKey]) -> [String] {
+        [Page.letters, .symbols].map { page in
+            let kb = showing(page)
+            var line = "\(head)group=\(kb.keymap.group) page=\(page) keys="
+            for k in place(kb) {
+                let labels = kb.levelLabels(k.slot).map(Self.quoted).joined(separator: ",")
+                line += "[\(labels)]@\(Int(k.rect.x + k.rect.width / 2)),\(Int(k.rect.y + k.rect.height / 2)) "
+            }
+            return line
+        }
+    }
+
+    /// `s` in double quotes, with `"` and `\` escaped.
+    public static func quoted(_ s: String) -> String {
+        var out = "\""
+        for ch in s.unicodeScalars {
+            out += ch == "\"" || ch == "\\" ? "\\\(ch)" : String(ch)
+        }
+        return out + "\""
+    }
+}

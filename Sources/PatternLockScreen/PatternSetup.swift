@@ -30,6 +30,9 @@ public struct PatternSetup: Sendable {
         case confirm
         /// Sent to the daemon (for a first pattern, polkit asks the password meanwhile).
         case saving
+        /// polkit's agent asks a question (the password) for the daemon: the
+        /// field, the on-screen keyboard, Cancel and Authenticate.
+        case password
         /// "Your new unlock pattern is set".
         case done
         /// Cancelled (the window closes), or failed for good: `detail` says why
@@ -57,15 +60,23 @@ public struct PatternSetup: Sendable {
         case enroll(new: Pattern, current: Pattern?)
         /// Close the window; `set` says whether the new pattern was set.
         case close(set: Bool)
+        /// Give the agent's question the field's bytes, then `answerSent()`.
+        case answer
+        /// End the agent's questions: the daemon then hears that the password
+        /// was not confirmed, and nothing is set.
+        case cancelProof
+        /// The on-screen keyboard shows the keymap's next group (layout).
+        case nextKeyboardGroup
     }
 
     /// The buttons under the grid, left to right; Enter presses the last one
     /// when it is enabled, Escape the first.
     public enum Button: Equatable, Sendable {
-        case cancel, redraw, next, done, close
+        case cancel, redraw, next, done, close, authenticate
 
         public var label: String {
             switch self {
+            case .authenticate: return "Authenticate"
             case .cancel: return "Cancel"
             case .redraw: return "Redraw"
             case .next: return "Continue"
@@ -88,6 +99,9 @@ public struct PatternSetup: Sendable {
     public static let mismatchDetail = "That was not the same pattern. Start again: draw an unlock pattern."
     public static let cancelledDetail = "Nothing was changed."
     public static let unavailableTitle = "The pattern cannot be set now"
+    public static let passwordTitle = "Enter your password"
+    public static let chooseIdentityTitle = "Choose whose password to enter"
+    public static let checkingTitle = "Checking your password…"
 
     public private(set) var stage: Stage
     /// Ended by a failure (the daemon's, or pattern unlock unavailable), not by
@@ -101,6 +115,20 @@ public struct PatternSetup: Sendable {
     private var current: Pattern?
     /// The path is being typed (keys 1–9), not drawn: Enter ends it.
     private var typing = false
+
+    /// The answer to the agent's question, typed or tapped; wiped once sent.
+    public let field = SecretField()
+    /// The keyboard drawn under the field for touch and pointer.
+    public var keyboard = OnScreenKeyboard()
+    /// The agent's question now (`Password: `), while `stage == .password`.
+    public private(set) var question: String?
+    /// The question is polkit's choice of identity, answered in clear (a number).
+    public private(set) var questionInClear = false
+    /// What polkit says around its question: its message for the action, whose
+    /// password it asks, PAM's information.
+    public private(set) var proofLines: [String] = []
+    /// An answer was sent and the agent has not finished with it.
+    private var checking = false
 
     /// `changing`: the user has a pattern already, so the current one is drawn first.
     public init(geometry: GridGeometry, changing: Bool) {
@@ -125,7 +153,8 @@ public struct PatternSetup: Sendable {
         case .first: return gesture.active ? Self.releaseTitle : Self.drawTitle
         case .recorded: return Self.recordedTitle
         case .confirm: return gesture.active ? Self.releaseTitle : Self.confirmTitle
-        case .saving: return Self.savingTitle
+        case .saving: return checking ? Self.checkingTitle : Self.savingTitle
+        case .password: return questionInClear ? Self.chooseIdentityTitle : Self.passwordTitle
         case .done: return Self.doneTitle
         case .ended: return failed ? Self.unavailableTitle : Self.cancelledDetail
         }
@@ -138,6 +167,7 @@ public struct PatternSetup: Sendable {
         case .recorded: return [(.redraw, true), (.next, verdict == .acceptable || verdict == .unavailable)]
         case .confirm: return [(.cancel, true)]
         case .saving: return [(.cancel, false)]
+        case .password: return [(.cancel, true), (.authenticate, true)]
         case .done: return [(.done, true)]
         case .ended: return [(.close, true)]
         }
@@ -189,7 +219,7 @@ public struct PatternSetup: Sendable {
     }
 
     /// Enter: ends typed dots as a release would, else presses the last button
-    /// unless it is Cancel.
+    /// unless it is Cancel (in the password stage, Authenticate).
     public mutating func enter() -> [Effect] {
         if draws && typing && !gesture.isEmpty {
             typing = false
@@ -213,6 +243,16 @@ public struct PatternSetup: Sendable {
     public mutating func tap(_ button: Button) -> [Effect] {
         guard buttons.contains(where: { $0.button == button && $0.enabled }) else { return [] }
         switch button {
+        case .cancel where stage == .password:
+            field.clear()
+            question = nil
+            stage = .saving
+            return [.cancelProof]
+        case .authenticate:
+            question = nil
+            checking = true
+            stage = .saving
+            return [.answer]
         case .cancel:
             clearPath()
             forget()
@@ -259,9 +299,75 @@ public struct PatternSetup: Sendable {
         }
     }
 
+    // MARK: The password (polkit's text agent, for a first pattern)
+
+    /// What the agent said (`AgentTranscript`): a question opens the password
+    /// stage with an empty field; the rest is shown around it.
+    public mutating func agent(_ event: AgentTranscript.Event) {
+        guard stage == .saving || stage == .password else { return }
+        switch event {
+        case .started:
+            proofLines = []
+        case .message(let text), .info(let text):
+            proofLines.append(text)
+            if proofLines.count > 4 { proofLines.removeFirst(proofLines.count - 4) }
+        case .identity(let name):
+            proofLines.append("Authenticating as: \(name)")
+        case .question(let text):
+            field.clear()
+            keyboard.reset()
+            question = text
+            questionInClear = text.hasPrefix("Choose identity")
+            checking = false
+            stage = .password
+        case .completed:
+            checking = false
+            question = nil
+            field.clear()
+            if stage == .password { stage = .saving }
+        }
+    }
+
+    /// The edge gave the agent the field's bytes (`Effect.answer`): wiped now.
+    public mutating func answerSent() {
+        field.clear()
+    }
+
+    /// A key in the password stage: text goes into the field, Backspace takes
+    /// the last character off, Enter answers, Escape cancels.
+    public mutating func passwordKey(_ key: Key) -> [Effect] {
+        guard stage == .password else { return [] }
+        switch key {
+        case .digit(_, let text), .text(let text):
+            _ = text.withBytes { field.append($0) }
+            return []
+        case .backspace:
+            field.deleteLast()
+            return []
+        case .enter: return tap(.authenticate)
+        case .escape: return tap(.cancel)
+        }
+    }
+
+    /// A tap on a key of the on-screen keyboard: what that key does on the hardware.
+    public mutating func keyboardTap(_ slot: KeySlot) -> [Effect] {
+        guard stage == .password else { return [] }
+        switch keyboard.tap(slot) {
+        case nil: return []
+        case .text(let text): return passwordKey(.text(text))
+        case .enter: return passwordKey(.enter)
+        case .backspace: return passwordKey(.backspace)
+        case .escape: return passwordKey(.escape)
+        case .nextGroup: return [.nextKeyboardGroup]
+        }
+    }
+
+    // MARK: The daemon's answer
+
     /// `ENROLL` answered OK: the pattern is set.
     public mutating func saved() {
-        guard stage == .saving else { return }
+        guard stage == .saving || stage == .password else { return }
+        endProof()
         forget()
         stage = .done
         detail = nil
@@ -270,7 +376,8 @@ public struct PatternSetup: Sendable {
     /// `ENROLL` did not set it: `sentence` says why (in the words the CLI uses);
     /// `back` is the stage to draw again from, nil when the setup cannot go on.
     public mutating func notSaved(_ sentence: String, back: Stage?) {
-        guard stage == .saving else { return }
+        guard stage == .saving || stage == .password else { return }
+        endProof()
         clearPath()
         detail = sentence
         switch back {
@@ -352,6 +459,13 @@ public struct PatternSetup: Sendable {
         gesture.clear()
         typing = false
         if stage != .recorded { verdict = .none }
+    }
+
+    private mutating func endProof() {
+        field.clear()
+        question = nil
+        checking = false
+        proofLines = []
     }
 
     private mutating func forget() {

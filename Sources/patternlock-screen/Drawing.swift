@@ -53,19 +53,13 @@ extension App {
     func describeKeyboard(_ o: Output, _ layout: ScreenLayout) {
         var lines: [String] = []
         if state.showsKeyboard {
-            for page in [OnScreenKeyboard.Page.letters, .symbols] {
-                let kb = state.keyboard.showing(page)
-                var line = "keyboard output=\(o.name.isEmpty ? "-" : o.name) group=\(kb.keymap.group) page=\(page) keys="
-                for k in layout.keys(kb) {
-                    let labels = kb.levelLabels(k.slot).map(quoted).joined(separator: ",")
-                    line += "[\(labels)]@\(Int(k.rect.x + k.rect.width / 2)),\(Int(k.rect.y + k.rect.height / 2)) "
-                }
-                lines.append(line)
+            lines = state.keyboard.describedPages(head: "keyboard output=\(o.name.isEmpty ? "-" : o.name) ") {
+                layout.keys($0)
             }
         } else if state.offersPassword || state.offersKeyboard {
             let b = layout.buttonRect
             let label = state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel
-            lines.append("button \(quoted(label))@\(Int(b.x + b.width / 2)),\(Int(b.y + b.height / 2))")
+            lines.append("button \(OnScreenKeyboard.quoted(label))@\(Int(b.x + b.width / 2)),\(Int(b.y + b.height / 2))")
         }
         let said = lines.joined(separator: "\n")
         guard said != o.keyboardDescribed else { return }
@@ -73,13 +67,6 @@ extension App {
         lines.forEach(debug)
     }
 
-    private func quoted(_ s: String) -> String {
-        var out = "\""
-        for ch in s.unicodeScalars {
-            out += ch == "\"" || ch == "\\" ? "\\\(ch)" : String(ch)
-        }
-        return out + "\""
-    }
 
     func draw(_ o: Output) {
         guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }

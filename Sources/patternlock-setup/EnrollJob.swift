@@ -14,14 +14,20 @@ final class EnrollJob: @unchecked Sendable {
     let new: Pattern
     let first: Bool
     let wake: Int32
+    /// polkit's text agent, on a terminal the window reads (a first pattern).
+    let agent: AgentTerminal?
     private let wakeWrite: Int32
     private let request: Request
     private let address: DaemonAddress
     private let timeout: Double
     private let answer = Mutex<Result<Reply, ClientError>?>(nil)
 
-    private init(_ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, pipe: [Int32]) {
+    private init(
+        _ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, agent: AgentTerminal?,
+        pipe: [Int32]
+    ) {
         self.request = request
+        self.agent = agent
         self.address = address
         self.timeout = timeout
         self.new = new
@@ -30,12 +36,13 @@ final class EnrollJob: @unchecked Sendable {
         wakeWrite = pipe[1]
     }
 
-    static func start(_ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool)
-        -> EnrollJob?
-    {
+    static func start(
+        _ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, agent: AgentTerminal?
+    ) -> EnrollJob? {
         var fds: [Int32] = [-1, -1]
         guard pl_pipe_cloexec(&fds) == 0 else { return nil }
-        let job = EnrollJob(request, address: address, timeout: timeout, new: new, first: first, pipe: fds)
+        let job = EnrollJob(
+            request, address: address, timeout: timeout, new: new, first: first, agent: agent, pipe: fds)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(job).toOpaque()
         let rc = pthread_create(
@@ -53,8 +60,11 @@ final class EnrollJob: @unchecked Sendable {
         return job
     }
 
-    /// On the job's thread.
+    /// On the job's thread: the agent (tied to this thread) is registered
+    /// before the daemon asks polkit, and ends with the answer.
     private func send() {
+        if let agent, !agent.start() { say("polkit's text agent (\(AgentTerminal.path)) could not be started.") }
+        defer { agent?.stop(wait: true) }
         let result: Result<Reply, ClientError>
         do throws(ClientError) {
             result = .success(try DaemonConnection.request(request, socket: address, timeout: timeout))
@@ -71,6 +81,7 @@ final class EnrollJob: @unchecked Sendable {
         let result = answer.withLock { $0 } ?? .failure(ClientError(description: "No answer from patternlockd.", code: .unavailable))
         close(wake)
         close(wakeWrite)
+        agent?.close()
         return result
     }
 }

@@ -32,6 +32,27 @@ struct SetupLayout {
         grid = GridGeometry(origin: Point(x: (self.width - side) / 2, y: Self.gridTop), side: side)
     }
 
+    /// The on-screen keyboard's smallest key (logical pixels).
+    static let minimumKey = 30.0
+    static let fieldHeight = 48.0
+
+    /// The password stage: the on-screen keyboard above the buttons, the field
+    /// above it, the agent's question over the field.
+    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] {
+        keyboard.layout(origin: Point(x: 8, y: keyboardTop(keyboard)), width: width - 16, minimumKey: Self.minimumKey)
+    }
+
+    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double {
+        height - Self.margin - Self.buttonHeight - 12 - keyboard.height(width: width - 16, minimumKey: Self.minimumKey)
+    }
+
+    func fieldRect(_ keyboard: OnScreenKeyboard) -> Rect {
+        let w = min(width - 2 * Self.margin, 420)
+        return Rect(
+            x: ((width - w) / 2).rounded(), y: (keyboardTop(keyboard) - 16 - Self.fieldHeight).rounded(), width: w,
+            height: Self.fieldHeight)
+    }
+
     /// The buttons' boxes, left to right, for `count` buttons.
     func buttonRects(_ count: Int) -> [Rect] {
         guard count > 0 else { return [] }
@@ -81,6 +102,10 @@ final class SetupApp {
     var enrollJob: EnrollJob?
     var closeRequested = false
     var described = ""
+    var keyboardDescribed = ""
+    /// The xkb keymap the on-screen keyboard shows (the compositor's, else the
+    /// system's default once the keyboard is first drawn).
+    var screenKeymap: OpaquePointer?
 
     /// `problem`: why nothing can be set now (the window says it, with Close).
     init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool, problem: String?) {
@@ -154,6 +179,7 @@ final class SetupApp {
             var fds = [
                 pollfd(fd: wlFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: enrollJob?.wake ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: enrollJob?.agent?.master ?? -1, events: Int16(POLLIN), revents: 0),
             ]
             if poll(&fds, nfds_t(fds.count), -1) < 0 {
                 wl_display_cancel_read(display)
@@ -166,6 +192,11 @@ final class SetupApp {
                 wl_display_cancel_read(display)
             }
             if wl_display_dispatch_pending(display) < 0 { connectionLost() }
+            if fds[2].revents != 0, let agent = enrollJob?.agent {
+                for event in agent.read() { setup.agent(event) }
+                if setup.stage == .password { ensureScreenKeymap() }
+                dirty = true
+            }
             if fds[1].revents != 0, let job = enrollJob {
                 enrollJob = nil
                 enrolled(job.finish(), new: job.new, first: job.first)
@@ -226,6 +257,7 @@ final class SetupApp {
     func pointerButton(pressed: Bool) {
         if pressed {
             pointerDown = true
+            if tapKey(at: pointerAt) { return }
             if let b = button(at: pointerAt), !setup.gesture.active {
                 pressedButton = (b, nil, pointerAt)
             } else {
@@ -252,6 +284,7 @@ final class SetupApp {
 
     func touchDown(id: Int32, x: Double, y: Double) {
         let p = Point(x: x, y: y)
+        if tapKey(at: p) { return }
         if let b = button(at: p), !setup.gesture.active, pressedButton == nil {
             pressedButton = (b, id, p)
         } else {
@@ -285,6 +318,17 @@ final class SetupApp {
         dirty = true
     }
 
+    /// A press on a key of the on-screen keyboard (the password stage): it types
+    /// at once, as the lock screen's keys do.
+    func tapKey(at p: Point) -> Bool {
+        guard setup.stage == .password, let slot = OnScreenKeyboard.key(at: p, in: layout.keys(setup.keyboard)) else {
+            return false
+        }
+        run(setup.keyboardTap(slot))
+        dirty = true
+        return true
+    }
+
     func button(at p: Point) -> PatternSetup.Button? {
         let buttons = setup.buttons
         for (i, r) in layout.buttonRects(buttons.count).enumerated() where r.contains(p) {
@@ -303,15 +347,43 @@ final class SetupApp {
         if let k = xkbKeymap { xkb_keymap_unref(k) }
         xkbKeymap = km
         xkbState = st
+        if let k = screenKeymap { xkb_keymap_unref(k) }
+        screenKeymap = xkb_keymap_ref(km)
+        setup.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        dirty = true
+    }
+
+    /// Before the on-screen keyboard is drawn: the system's default keymap when
+    /// the compositor has sent none (a seat with no keyboard).
+    func ensureScreenKeymap() {
+        guard screenKeymap == nil, let xkbContext, let km = XKBKeymap.systemDefault(xkbContext) else { return }
+        screenKeymap = km
+        setup.keyboard.keymap = XKBKeymap.read(km, group: 0)
+    }
+
+    /// The on-screen keyboard shows the keymap's next group (layout).
+    func nextKeyboardGroup() {
+        guard let km = screenKeymap else { return }
+        let n = max(1, Int(xkb_keymap_num_layouts(km)))
+        setup.keyboard.keymap = XKBKeymap.read(km, group: (setup.keyboard.keymap.group + 1) % n)
     }
 
     func modifiers(_ depressed: UInt32, _ latched: UInt32, _ locked: UInt32, _ group: UInt32) {
         guard let xkbState else { return }
         xkb_state_update_mask(xkbState, depressed, latched, locked, 0, 0, group)
+        if let km = screenKeymap, Int(group) != setup.keyboard.keymap.group, Int(group) < Int(xkb_keymap_num_layouts(km)) {
+            setup.keyboard.keymap = XKBKeymap.read(km, group: Int(group))
+            dirty = true
+        }
     }
 
     func key(_ code: UInt32) {
         guard let xkbState, let k = XKBKeymap.key(xkbState, code + 8) else { return }
+        if setup.stage == .password {
+            run(setup.passwordKey(k))
+            dirty = true
+            return
+        }
         switch k {
         case .digit(let n, _): run(setup.type(dot: options.layout.dot(forKey: n)))
         case .enter: run(setup.enter())
@@ -337,6 +409,19 @@ final class SetupApp {
             case .close(let set):
                 debug("close set=\(set ? 1 : 0)")
                 exitCode = set ? 0 : setup.failed ? 2 : 1
+            case .answer:
+                enrollJob?.agent?.answer(setup.field, secret: !setup.questionInClear)
+                setup.answerSent()
+                dirty = true
+            case .cancelProof:
+                // The agent ends; the daemon then hears the password was not
+                // confirmed, and the window closes on that answer.
+                enrollJob?.agent?.stop(wait: false)
+                closeRequested = true
+                dirty = true
+            case .nextKeyboardGroup:
+                nextKeyboardGroup()
+                dirty = true
             }
         }
     }
@@ -365,8 +450,14 @@ final class SetupApp {
         let request = Request.enroll(
             user: user, pattern: Self.wire(new), current: current.map(Self.wire), iterations: nil)
         let timeout = first ? Double(PasswordProofTiming.clientSeconds) : 120
-        guard let job = EnrollJob.start(request, address: options.address, timeout: timeout, new: new, first: first)
+        // A first pattern needs the password: polkit asks it in this window
+        // (through the desktop's own agent where it runs one).
+        let agent = first ? AgentTerminal.open() : nil
+        guard
+            let job = EnrollJob.start(
+                request, address: options.address, timeout: timeout, new: new, first: first, agent: agent)
         else {
+            agent?.close()
             setup.notSaved("patternlock-setup could not start its request to the daemon; nothing was changed.", back: nil)
             return
         }
@@ -404,7 +495,7 @@ final class SetupApp {
     static func wire(_ p: Pattern) -> SecretBytes { p.withDigits { SecretBytes($0) } }
 
     static let proofRefused =
-        "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when your desktop asks."
+        "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when asked."
 
     // MARK: Drawing
 
@@ -446,6 +537,10 @@ final class SetupApp {
         cairo_set_font_size(cr, SetupLayout.titleSize)
         setColour(cr, Palette.text)
         centredText(cr, setup.title, y: 56, width: l.width)
+        if setup.stage == .password {
+            paintPassword(cr, l)
+            return
+        }
         if let detail = setup.detail {
             var refused = false
             if case .refused = setup.verdict { refused = true }
@@ -482,6 +577,36 @@ final class SetupApp {
         }
     }
 
+    /// polkit's question: what it said around it, the question over the field,
+    /// the field, the on-screen keyboard, Cancel and Authenticate.
+    func paintPassword(_ cr: OpaquePointer, _ l: SetupLayout) {
+        let field = l.fieldRect(setup.keyboard)
+        let questionY = field.y - 12
+        cairo_set_font_size(cr, SetupLayout.detailSize)
+        setColour(cr, Palette.text)
+        var y = 92.0
+        let step = SetupLayout.detailSize * 1.35
+        for text in setup.proofLines {
+            for line in wrap(text, width: l.width - 2 * SetupLayout.margin, measure: { textWidth(cr, $0) }) {
+                // Never over the question: the newest lines are the ones cut.
+                guard y < questionY - SetupLayout.titleSize else { break }
+                centredText(cr, line, y: y, width: l.width)
+                y += step
+            }
+        }
+        if let question = setup.question {
+            cairo_set_font_size(cr, SetupLayout.titleSize * 0.9)
+            cairo_move_to(cr, field.x, questionY.rounded())
+            fillText(cr, question)
+        }
+        paintField(cr, field, field: setup.field, inClear: setup.questionInClear, fontSize: SetupLayout.titleSize)
+        paintKeys(cr, l.keys(setup.keyboard), keyboard: setup.keyboard, fontSize: SetupLayout.titleSize)
+        let buttons = setup.buttons
+        for (i, r) in l.buttonRects(buttons.count).enumerated() {
+            paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)
+        }
+    }
+
     /// For --debug: what the window shows, said when it changes (never the dots).
     func describe() {
         guard options.debug else { return }
@@ -502,10 +627,22 @@ final class SetupApp {
         let buttons = zip(setup.buttons, l.buttonRects(setup.buttons.count)).map { b, r in
             "\"\(b.button.label)\"@\(Int(r.x + r.width / 2)),\(Int(r.y + r.height / 2))\(b.enabled ? "" : "(off)")"
         }
+        if setup.stage == .password {
+            // Where each key is, when the keyboard shows or changes (never as keys are tapped).
+            let pages = setup.keyboard.describedPages(head: "keyboard ") { l.keys($0) }.joined(separator: "\n")
+            if pages != keyboardDescribed {
+                keyboardDescribed = pages
+                pages.split(separator: "\n").forEach { say(String($0)) }
+            }
+        }
+        let proof =
+            setup.stage == .password
+            ? " question=\(OnScreenKeyboard.quoted(setup.question ?? ""))"
+                + " said=\(OnScreenKeyboard.quoted(setup.proofLines.joined(separator: " / ")))" : ""
         let text =
             "stage=\(setup.stage) title=\"\(setup.title)\" verdict=\(verdict) dots=\(setup.gesture.dots.count) "
             + "grid=\(Int(g.origin.x)),\(Int(g.origin.y)),\(Int(g.side)) buttons=[\(buttons.joined(separator: ","))]"
-            + (setup.detail.map { " detail=\"\($0)\"" } ?? "")
+            + (setup.detail.map { " detail=\"\($0)\"" } ?? "") + proof
         if text != described {
             described = text
             say(text)

@@ -64,6 +64,22 @@ int pl_spawn_tied(const char *PL_NONNULL path,
 		  char *PL_NULLABLE const *PL_NONNULL envp, int pass_fd,
 		  int death_signal, pid_t *PL_NONNULL pid);
 
+/* pl_spawn_tied, started in a session of its own whose controlling terminal
+   is tty_fd (-1: none, as pl_spawn_tied), which also becomes its stdin,
+   stdout and stderr: for a helper that reads /dev/tty (pkttyagent) on a
+   terminal this process holds the other side of. The corresponding C calls
+   are setsid(2) and ioctl(2) TIOCSCTTY. */
+int pl_spawn_tied_on(const char *PL_NONNULL path,
+		     char *PL_NULLABLE const *PL_NONNULL argv,
+		     char *PL_NULLABLE const *PL_NONNULL envp, int pass_fd,
+		     int death_signal, int tty_fd, pid_t *PL_NONNULL pid);
+
+/* A new pseudo-terminal: its master side and its terminal side, both
+   close-on-exec, neither made this process's controlling terminal. 0, or -1
+   with errno set. The corresponding C calls are posix_openpt(3), grantpt(3),
+   unlockpt(3) and ptsname_r(3). */
+int pl_open_pty(int *PL_NONNULL master, int *PL_NONNULL terminal);
+
 /* Waits for the child pid to end and returns its exit status (0-255), 128 +
    the signal that ended it, or -1 with errno set. The corresponding C call is
    waitpid(2). */
