@@ -67,7 +67,6 @@ extension App {
         lines.forEach(debug)
     }
 
-
     func draw(_ o: Output) {
         guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
         let area =
