@@ -32,6 +32,7 @@ from harness.clients import Clients
 from harness.common import skip_or_fail
 from harness.screen_desk import Desk, build_vpointer
 from harness.screen_image import find_grid
+from harness.screen_keyboard import KeyboardTyper
 
 PASSWORD = "Set-up-Sw4y-pass"
 OLD = "46183"  # root enrolled it; the default policy accepts it too
@@ -408,3 +409,114 @@ def test_a_common_pattern_turns_red_and_says_why_before_the_button_is_released_a
     assert w.ended() == 1, w.log()
     assert session.daemon_lines("enroll") == enrolls, "something was sent to be set"
     assert f"{session.user}: enrolled, 0 failures" in session.status(), session.status()
+
+
+class WindowClickTyper(KeyboardTyper):
+    """Clicks the keys of the setup window's on-screen keyboard with the
+    virtual pointer, found in the window's --debug description of it (the lock
+    screen's form, harness/screen_keyboard.py), at the window's place in sway's
+    layout."""
+
+    def __init__(self, window):
+        super().__init__()
+        self.w = window
+
+    def mark(self):
+        return self.w.mark()
+
+    def said(self, pattern, start=0):
+        rx = re.compile(pattern)
+        return [line for line in self.w.lines()[start:] if rx.search(line)]
+
+    def await_said(self, pattern, start=0):
+        self.w.await_line(pattern, start)
+
+    def tap_at(self, x, y):
+        pointer = self.w.desk.pointer()
+        pointer.move(self.w.origin[0] + x, self.w.origin[1] + y, steps=2)
+        pointer.press()
+        pointer.release()
+
+
+@pytest.fixture(scope="module")
+def first_user(trixie_system):
+    """A user with no pattern yet, who may use sudo with the password."""
+    s = trixie_system
+    packaged(s.debs, "patternlock-screen")
+    build_vpointer()
+    user = Clients(s).user("plfirst", PASSWORD, sudo=True)
+    yield user
+    s.run(f"rm -f /etc/sudoers.d/{user}; patternlockd remove {user} >/dev/null 2>&1; "
+          f"loginctl terminate-user {user} 2>/dev/null; userdel --remove {user}")
+
+
+def test_a_first_pattern_is_drawn_twice_and_the_password_clicked_on_the_windows_keyboard_sets_it(
+        trixie_system, first_user):
+    """A desktop session on seat0 (as a display manager's; polkit asks the
+    user's own password there) with no polkit agent of its own, as sway has
+    none: the window runs polkit's text agent on a terminal it holds and asks
+    the password itself. The password is clicked key by key on the window's
+    on-screen keyboard (no keyboard event), then the drawn pattern unlocks
+    patternlock-screen and sudo takes it typed."""
+    s, user = trixie_system, first_user
+    clients = Clients(s)
+    assert s.run(f"test -e /var/lib/private/patternlock/{user}").returncode != 0
+    with Desk(s, user, PASSWORD, shot_prefix="setup-first", seat=True) as desk:
+        desk.pointer()
+        w = SetupWindow(desk)
+        assert w.stage().startswith('stage=first title="Draw an unlock pattern"'), w.stage()
+        read = {"first": w.read(r"Draw an unlock pattern", "the first stage")[0]}
+        mark = w.mark()
+        w.drag(NEW)
+        w.await_line(r'^stage=recorded title="Pattern recorded" verdict=acceptable', mark)
+        read["recorded"] = w.read(r"Pattern recorded", "the recorded stage")[0]
+        mark = w.mark()
+        w.click("Continue")
+        w.await_line(r'^stage=confirm title="Draw the pattern again to confirm"', mark)
+        read["confirm"] = w.read(r"Draw the pattern again to confirm", "the confirmation stage")[0]
+        mark = w.mark()
+        w.drag(NEW)
+        # polkit, through the window's own agent: its question with the field and keyboard.
+        line = w.await_line(r'^stage=password title="Enter your password"', mark, timeout=40)
+        assert 'question="Password: "' in line, line
+        assert "Setting your first unlock pattern needs your password." in line, line
+        assert f"Authenticating as: {user}" in line or f"({user})" in line, line
+        text, image = w.read(r"Enter your password", "the password stage")
+        read["password"] = text
+        desk.save(desk.screen(), "password")
+        assert "Setting your first unlock pattern" in text, text
+        assert find_grid(image) is None
+        typer = WindowClickTyper(w)
+        typer.shown(mark)
+        typer.type(PASSWORD)
+        shot = desk.screen()
+        desk.save(shot, "password-typed")
+        mark = w.mark()
+        w.click("Authenticate")
+        w.await_line(r'^stage=done title="Your new unlock pattern is set"', mark, timeout=40)
+        read["done"] = w.read(r"Your new unlock pattern is set", "the done stage")[0]
+        w.click("Done")
+        assert w.ended() == 0, w.log()
+        log = w.log()
+    for stage, words in [("first", "Draw an unlock pattern"), ("recorded", "Pattern recorded"),
+                         ("confirm", "Draw the pattern again to confirm"), ("password", "Enter your password"),
+                         ("done", "Your new unlock pattern is set")]:
+        assert words in read[stage], (stage, read[stage])
+    assert PASSWORD not in log and NEW not in log.replace(user, ""), "a secret reached the --debug output"
+    enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
+    assert len(enrolls) == 1 and " result=OK" in enrolls[0] and "password_proof=proven" in enrolls[0], enrolls
+    assert f"{user}: enrolled, 0 failures" in s.run(f"patternlockd status {user}").stdout
+    # The drawn pattern unlocks the lock screen, and sudo takes it typed.
+    with Desk(s, user, PASSWORD, shot_prefix="setup-first") as desk:
+        desk.pointer()
+        lock = Locker(desk)
+        grid = lock.grid()
+        desk.pointer().drag([grid[d] for d in dots(NEW)])
+        assert desk.ended(lock.n) == 0, lock.log()
+    out = clients.session(user, PASSWORD, [
+        [["send", "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"], ["expect", "Pattern or password: "],
+         ["secret", NEW + "\n"], ["expect", "SUDO-OK root"]],
+    ])
+    assert "password for" not in out and "Sorry" not in out, out
+    verifies = [line for line in clients.daemon_lines(user) if line.startswith("verify ")]
+    assert [re.search(r" result=(\S+)", v).group(1) for v in verifies] == ["OK", "OK"], verifies

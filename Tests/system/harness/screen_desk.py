@@ -96,7 +96,12 @@ class Desk:
     # The Wayland socket each compositor takes (sway skips wayland-0).
     DISPLAY = {"sway": "wayland-1", "phosh": "wayland-0"}
 
-    def __init__(self, system, user, password, size=(800, 600), shot_prefix="screen", compositor="sway"):
+    def __init__(self, system, user, password, size=(800, 600), shot_prefix="screen", compositor="sway", seat=False):
+        """`seat`: the session is on seat0, as a display manager's is (`login -p`
+        with XDG_SEAT=seat0, which pam_systemd gives logind), so polkit calls it
+        local and active and asks the user's own password (auth_self); without
+        it, a pty login's session has no seat, as an SSH one."""
+        self.seat = seat
         self.system, self.user, self.password = system, user, password
         self.size, self.shot_prefix, self.compositor = size, shot_prefix, compositor
         self.dir = f"/var/tmp/pl-screen-{user}"  # not the container's /tmp tmpfs: the host reads it in the overlay
@@ -114,7 +119,11 @@ class Desk:
         steps = s.login_steps(self.user, self.password) + [
             ["send", f"exec /bin/sh {SESSION_SCRIPT} {d} {self.size[0]}x{self.size[1]} {self.compositor}\n"],
             ["eof"]]
-        spec = json.dumps({"argv": ["login", self.user], "timeout": 900, "steps": steps})
+        argv, env = ["login", self.user], {}
+        if self.seat:
+            argv = ["login", "-p", self.user]
+            env = {"XDG_SEAT": "seat0", "XDG_VTNR": "0", "HOME": f"/home/{self.user}"}
+        spec = json.dumps({"argv": argv, "timeout": 900, "steps": steps, "env": env})
         s.ok(f"rm -rf {d} && mkdir -m 700 {d} && chown {self.user}: {d} && cat > {d}.json && "
              f"(setsid /usr/bin/python3 {booted.PTY_DRIVER} < {d}.json > {d}.out 2>&1 &)", input=spec)
         self.wait(f"test -e {d}/ready", f"{self.compositor} started in the session", timeout=60)
