@@ -58,6 +58,8 @@ public struct PatternSetup: Sendable {
         /// Send `ENROLL` with the new pattern, and `current=` for a change
         /// (answer with `saved()` or `notSaved(_:back:)`).
         case enroll(new: Pattern, current: Pattern?)
+        /// Send `REMOVE` with the current pattern (answered as `enroll` is).
+        case remove(current: Pattern)
         /// Close the window; `set` says whether the new pattern was set.
         case close(set: Bool)
         /// Give the agent's question the field's bytes, then `answerSent()`.
@@ -99,11 +101,18 @@ public struct PatternSetup: Sendable {
     public static let mismatchDetail = "That was not the same pattern. Start again: draw an unlock pattern."
     public static let cancelledDetail = "Nothing was changed."
     public static let unavailableTitle = "The pattern cannot be set now"
+    public static let unremovableTitle = "The pattern cannot be removed now"
+    public static let removeTitle = "Draw your current pattern to remove it"
+    public static let removingTitle = "Removing your pattern…"
+    public static let removedTitle = "Your unlock pattern is removed"
+    public static let removedDetail = "From now on your password is asked where the pattern was."
     public static let passwordTitle = "Enter your password"
     public static let chooseIdentityTitle = "Choose whose password to enter"
     public static let checkingTitle = "Checking your password…"
 
     public private(set) var stage: Stage
+    /// The current pattern is drawn to remove it, not to change it.
+    public let removing: Bool
     /// Ended by a failure (the daemon's, or pattern unlock unavailable), not by
     /// the user: `detail` says why and who can help.
     public private(set) var failed = false
@@ -130,17 +139,19 @@ public struct PatternSetup: Sendable {
     /// An answer was sent and the agent has not finished with it.
     private var checking = false
 
-    /// `changing`: the user has a pattern already, so the current one is drawn first.
-    public init(geometry: GridGeometry, changing: Bool) {
+    /// `changing`: the user has a pattern already, so the current one is drawn
+    /// first. `removing`: the current pattern drawn removes it (the user has one).
+    public init(geometry: GridGeometry, changing: Bool, removing: Bool = false) {
         gesture = GestureTracker(geometry: geometry)
-        stage = changing ? .current : .first
+        self.removing = removing
+        stage = changing || removing ? .current : .first
     }
 
     /// Nothing can be drawn that would help (pattern unlock is locked for the
     /// user, the record cannot be read, the daemon cannot be reached): the
     /// window says `sentence`, which names who can help, and Close.
-    public static func unavailable(geometry: GridGeometry, sentence: String) -> PatternSetup {
-        var s = PatternSetup(geometry: geometry, changing: false)
+    public static func unavailable(geometry: GridGeometry, sentence: String, removing: Bool = false) -> PatternSetup {
+        var s = PatternSetup(geometry: geometry, changing: false, removing: removing)
         s.stage = .ended
         s.failed = true
         s.detail = sentence
@@ -149,14 +160,14 @@ public struct PatternSetup: Sendable {
 
     public var title: String {
         switch stage {
-        case .current: return gesture.active ? Self.releaseTitle : Self.drawCurrentTitle
+        case .current: return gesture.active ? Self.releaseTitle : removing ? Self.removeTitle : Self.drawCurrentTitle
         case .first: return gesture.active ? Self.releaseTitle : Self.drawTitle
         case .recorded: return Self.recordedTitle
         case .confirm: return gesture.active ? Self.releaseTitle : Self.confirmTitle
-        case .saving: return checking ? Self.checkingTitle : Self.savingTitle
+        case .saving: return checking ? Self.checkingTitle : removing ? Self.removingTitle : Self.savingTitle
         case .password: return questionInClear ? Self.chooseIdentityTitle : Self.passwordTitle
-        case .done: return Self.doneTitle
-        case .ended: return failed ? Self.unavailableTitle : Self.cancelledDetail
+        case .done: return removing ? Self.removedTitle : Self.doneTitle
+        case .ended: return failed ? (removing ? Self.unremovableTitle : Self.unavailableTitle) : Self.cancelledDetail
         }
     }
 
@@ -370,7 +381,7 @@ public struct PatternSetup: Sendable {
         endProof()
         forget()
         stage = .done
-        detail = nil
+        detail = removing ? Self.removedDetail : nil
     }
 
     /// `ENROLL` did not set it: `sentence` says why (in the words the CLI uses);
@@ -416,6 +427,11 @@ public struct PatternSetup: Sendable {
             return []
         case .pattern(let p):
             switch stage {
+            case .current where removing:
+                clearPath()
+                stage = .saving
+                detail = nil
+                return [.remove(current: p)]
             case .current:
                 current = p
                 stage = .first

@@ -12,6 +12,8 @@ struct SetupOptions {
     var user: String?
     var layout: KeypadLayout = .phone
     var debug = false
+    /// Remove the pattern: the current one drawn, then REMOVE.
+    var remove = false
 
     static let usage = """
         Usage: patternlock-setup [options]
@@ -24,9 +26,14 @@ struct SetupOptions {
         set. Nothing drawn here is counted as an attempt, except the current pattern
         when you change one. A change asks for the current pattern first.
 
-        Your first pattern also needs your password, once: polkit asks for it
-        through your desktop's authentication agent. Nothing is stored until both
-        drawings agree and the daemon has accepted them; cancel at any time.
+        Your first pattern also needs your password, once: polkit asks for it in
+        this window (or through your desktop's own authentication agent, where it
+        runs one), with a masked field and an on-screen keyboard to tap it on.
+        Nothing is stored until both drawings agree and the daemon has accepted
+        them; cancel at any time.
+
+        With --remove, the window asks for your current pattern and removes it:
+        from then on your password is asked where the pattern was.
 
         Options:
               --socket PATH      the daemon's socket (default: $PATTERNLOCK_SOCKET,
@@ -34,6 +41,7 @@ struct SetupOptions {
               --layout phone|numpad
                                  the keys the digits 1-9 stand for: phone (1 2 3 on top,
                                  the default) or numpad (7 8 9 on top)
+              --remove           remove your pattern: draw the current one to confirm
               --user NAME        as root only: set NAME's pattern (neither the current
                                  pattern nor a password is asked, as patternlockd
                                  enroll NAME); make demo draws its pattern this way
@@ -44,7 +52,7 @@ struct SetupOptions {
         Keys: 1-9 draw, Enter ends the dots typed and then continues, Backspace
         clears them, Escape cancels (or redraws once a pattern is recorded).
 
-        Exit status: 0 the pattern was set; 1 cancelled, nothing changed; 2 an
+        Exit status: 0 the pattern was set (or removed); 1 cancelled, nothing changed; 2 an
         error (the daemon, the desktop or your account), said on stderr.
         On a terminal, patternlockd enroll does the same with typed digits.
         """
@@ -87,6 +95,7 @@ struct SetupOptions {
                     return .exit("The option --layout takes phone or numpad; see patternlock-setup --help.", 2)
                 }
                 o.layout = l
+            case "--remove": o.remove = true
             case "-d", "--debug": o.debug = true
             case "-h", "--help": return .exit(usage, 0)
             case "--version": return .exit("patternlock-setup \(PatternLockVersion.current)", 0)
@@ -94,6 +103,10 @@ struct SetupOptions {
                 return .exit("Unknown option \"\(args[i])\"; see patternlock-setup --help.", 2)
             }
             i += 1
+        }
+        if o.remove && o.user != nil {
+            return .exit(
+                "--remove removes your own pattern, drawn; root removes a user's with: patternlockd remove USER", 2)
         }
         return .run(o)
     }

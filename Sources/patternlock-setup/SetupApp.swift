@@ -109,13 +109,14 @@ final class SetupApp {
 
     /// `problem`: why nothing can be set now (the window says it, with Close).
     init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool, problem: String?) {
+        // (`options.remove`: the current pattern drawn removes it.)
         self.display = display
         self.options = options
         self.user = user
         let grid = SetupLayout(width: 420, height: 640).grid
         setup =
-            problem.map { PatternSetup.unavailable(geometry: grid, sentence: $0) }
-            ?? PatternSetup(geometry: grid, changing: changing)
+            problem.map { PatternSetup.unavailable(geometry: grid, sentence: $0, removing: options.remove) }
+            ?? PatternSetup(geometry: grid, changing: changing, removing: options.remove)
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> SetupApp {
@@ -401,6 +402,17 @@ final class SetupApp {
             switch effect {
             case .check(let pattern):
                 check(pattern)
+            case .remove(let current):
+                let request = Request.remove(user: user, current: Self.wire(current))
+                if let job = EnrollJob.start(
+                    request, address: options.address, timeout: 120, new: current, first: false, agent: nil)
+                {
+                    enrollJob = job
+                } else {
+                    setup.notSaved(
+                        "patternlock-setup could not start its request to the daemon; nothing was changed.", back: nil)
+                }
+                dirty = true
             case .enroll(let new, let current):
                 // Sent from its own thread: the window shows "Setting your pattern…"
                 // and stays responsive while the daemon (and polkit) works.
@@ -464,9 +476,20 @@ final class SetupApp {
         enrollJob = job
     }
 
-    /// ENROLL's answer (or why there is none).
+    /// ENROLL's (or REMOVE's) answer, or why there is none.
     func enrolled(_ result: Result<Reply, ClientError>, new: Pattern, first: Bool) {
         switch result {
+        case .success(let reply) where setup.removing:
+            switch reply {
+            case .ok, .okMovedAside:
+                setup.saved()
+            case .fail(let remaining, _) where remaining > 0:
+                setup.notSaved(ClientWording.failure(for: reply, user: user, current: true).description, back: .current)
+            case .notEnrolled:
+                setup.notSaved("You have no unlock pattern; nothing was removed.", back: nil)
+            default:
+                setup.notSaved(ClientWording.failure(for: reply, user: user, current: true).description, back: nil)
+            }
         case .success(let reply):
             switch reply {
             case .okIterations:

@@ -44,6 +44,9 @@ do throws(ClientError) {
     let reply = try DaemonConnection.request(.status(user: user), socket: options.address, timeout: 10)
     guard case .status(let s) = reply else { throw ClientWording.failure(for: reply, user: user) }
     changing = s.enrolled && !asRoot  // root replaces a pattern without the current one
+    if options.remove && !s.enrolled && !s.corrupt {
+        problem = "You have no unlock pattern, so there is nothing to remove. Set one with: patternlock-setup"
+    }
     if !asRoot && (s.corrupt || s.locked) {
         let reply: Reply = s.locked ? .locked(retryAfter: s.retryAfter) : .error(.recordUnreadable)
         problem = ClientWording.failure(for: reply, user: user, current: true).description

@@ -221,3 +221,48 @@ struct SetupPasswordTests {
         #expect(s.question == nil)
     }
 }
+
+@Suite("Removing the pattern by drawing the current one")
+struct SetupRemoveTests {
+    @Test("the current pattern drawn sends REMOVE with it; the answer says the password is asked instead")
+    func removed() {
+        var s = PatternSetup(geometry: geometry, changing: true, removing: true)
+        #expect(s.stage == .current)
+        #expect(s.title == PatternSetup.removeTitle)
+        let effects = drag(&s, [4, 6, 1, 8, 3])
+        #expect(effects == [.remove(current: pattern("46183"))])
+        #expect(s.stage == .saving)
+        #expect(s.title == PatternSetup.removingTitle)
+        #expect(s.gesture.isEmpty, "the current pattern leaves the screen at once")
+        s.saved()
+        #expect(s.stage == .done)
+        #expect(s.title == PatternSetup.removedTitle)
+        #expect(s.detail == PatternSetup.removedDetail)
+        #expect(s.tap(.done) == [.close(set: true)])
+    }
+
+    @Test("a wrong current pattern: the attempts left, and the current pattern asked again")
+    func wrongCurrent() {
+        var s = PatternSetup(geometry: geometry, changing: true, removing: true)
+        _ = drag(&s, [1, 2, 3, 6])
+        s.notSaved("Wrong current pattern — 4 attempts left.", back: .current)
+        #expect(s.stage == .current)
+        #expect(s.title == PatternSetup.removeTitle)
+        #expect(s.detail == "Wrong current pattern — 4 attempts left.")
+    }
+
+    @Test("too short a drawing is not sent")
+    func tooShort() {
+        var s = PatternSetup(geometry: geometry, changing: true, removing: true)
+        #expect(drag(&s, [1, 2]).isEmpty)
+        #expect(s.stage == .current)
+        #expect(s.detail == PatternSetup.tooShortDetail)
+    }
+
+    @Test("when nothing can be removed the title says so")
+    func unavailable() {
+        let s = PatternSetup.unavailable(geometry: geometry, sentence: "You have no unlock pattern.", removing: true)
+        #expect(s.title == PatternSetup.unremovableTitle)
+        #expect(enabled(s) == [.close])
+    }
+}

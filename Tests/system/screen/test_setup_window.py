@@ -487,3 +487,31 @@ def test_the_window_s_app_id_names_its_desktop_entry_and_icon(windows, policy_da
     assert (ROOT / "desktop" / f"{fields['Icon']}.svg").is_file(), fields["Icon"]
     w.compositor.ok("close")
     assert w.wait() == 1
+
+
+def test_the_pattern_is_removed_by_drawing_the_current_one_by_touch(windows, policy_daemon, user):
+    enroll_anyway(policy_daemon, user, RIGHT)
+    w = windows(user, policy_daemon, "remove", "--remove")
+    w.said(r'^stage=current title="Draw your current pattern to remove it"')
+    mark = len(w.lines)
+    w.touch_path([1, 4, 7, 8])  # not the current one: counted, and asked again
+    line = w.said(r'^stage=current title="Draw your current pattern to remove it".* detail="Wrong current pattern',
+                  mark)
+    assert "4 attempts left" in line, line
+    assert "failures=1" in policy_daemon.request(f"STATUS user={user}")
+    mark = len(w.lines)
+    w.touch_path([int(d) for d in RIGHT])
+    line = w.said(r'^stage=done title="Your unlock pattern is removed"', mark)
+    assert "your password is asked where the pattern was" in line, line
+    w.tap("Done")
+    assert w.wait() == 0
+    assert "enrolled=0" in policy_daemon.request(f"STATUS user={user}")
+    assert not any(RIGHT in line for line in w.lines), "the pattern reached the log"
+
+
+def test_with_no_pattern_to_remove_the_window_says_so_and_how_to_set_one(windows, policy_daemon, user):
+    w = windows(user, policy_daemon, "remove-none", "--remove")
+    line = w.said(r'^stage=ended title="The pattern cannot be removed now"')
+    assert "You have no unlock pattern, so there is nothing to remove" in line, line
+    w.tap("Close")
+    assert w.wait() == 2
