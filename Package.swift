@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "CWaylandLock", linkerSettings: [.linkedLibrary("wayland-client")]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
+        // The setup window's cursor (libwayland-cursor: the desktop's cursor theme, or its built-in one).
+        .systemLibrary(name: "CWaylandCursor", pkgConfig: "wayland-cursor", providers: [.apt(["libwayland-dev"])]),
         // The on-screen keyboard's keymap, read through xkbcommon (its own target so
         // that the unit tests compare it with xkbcommon's tables).
         .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon", "CPatternLockShims"]),
@@ -84,7 +86,7 @@ let package = Package(
             name: "patternlock-setup",
             dependencies: [
                 "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon", "PatternLockWire",
-                "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo", "CXKBCommon",
+                "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo", "CXKBCommon", "CWaylandCursor",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),

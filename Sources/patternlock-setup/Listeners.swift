@@ -108,8 +108,10 @@ extension SetupApp {
     nonisolated(unsafe) static let pointerListener: UnsafeMutablePointer<wl_pointer_listener> = {
         let l = UnsafeMutablePointer<wl_pointer_listener>.allocate(capacity: 1)
         l.initialize(to: wl_pointer_listener())
-        l.pointee.enter = { data, _, _, _, x, y in
-            SetupApp.from(data).pointerMotion(x: wl_fixed_to_double(x), y: wl_fixed_to_double(y))
+        l.pointee.enter = { data, _, serial, _, x, y in
+            let app = SetupApp.from(data)
+            app.pointerEntered(serial: serial)
+            app.pointerMotion(x: wl_fixed_to_double(x), y: wl_fixed_to_double(y))
         }
         l.pointee.leave = { _, _, _, _ in }
         l.pointee.motion = { data, _, _, x, y in

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
 import CPatternLockShims
+import CWaylandCursor
 import CWaylandLock
 import CXKBCommon
 import Glibc
@@ -106,6 +107,9 @@ final class SetupApp {
     /// The xkb keymap the on-screen keyboard shows (the compositor's, else the
     /// system's default once the keyboard is first drawn).
     var screenKeymap: OpaquePointer?
+    var cursorTheme: OpaquePointer?
+    var cursorScale: Int32 = 1
+    var cursorSurface: OpaquePointer?
 
     /// `problem`: why nothing can be set now (the window says it, with Close).
     init(display: OpaquePointer, options: SetupOptions, user: String, changing: Bool, problem: String?) {
@@ -317,6 +321,34 @@ final class SetupApp {
         pressedButton = nil
         setup.cancelTouch()
         dirty = true
+    }
+
+    /// The pointer came over the window: an ordinary window shows its own cursor
+    /// (the desktop's theme, XCURSOR_THEME and XCURSOR_SIZE, else libwayland-cursor's
+    /// built-in one), at the output's scale; without it the compositor may keep
+    /// whatever cursor was last set, or none.
+    func pointerEntered(serial: UInt32) {
+        guard let pointer, let compositor, let shm else { return }
+        let s = scale
+        if cursorTheme == nil || cursorScale != s {
+            if let t = cursorTheme { wl_cursor_theme_destroy(t) }
+            let size = Int32(getenv("XCURSOR_SIZE").flatMap { Int32(String(cString: $0)) } ?? 24)
+            cursorTheme = wl_cursor_theme_load(getenv("XCURSOR_THEME"), max(8, min(size, 256)) * s, shm)
+            cursorScale = s
+        }
+        guard let theme = cursorTheme,
+            let cursor = wl_cursor_theme_get_cursor(theme, "default") ?? wl_cursor_theme_get_cursor(theme, "left_ptr"),
+            cursor.pointee.image_count > 0, let image = cursor.pointee.images[0],
+            let buffer = wl_cursor_image_get_buffer(image)
+        else { return }
+        if cursorSurface == nil { cursorSurface = wl_compositor_create_surface(compositor) }
+        guard let surface = cursorSurface else { return }
+        wl_surface_set_buffer_scale(surface, s)
+        wl_surface_attach(surface, buffer, 0, 0)
+        wl_surface_damage_buffer(surface, 0, 0, Int32(image.pointee.width), Int32(image.pointee.height))
+        wl_surface_commit(surface)
+        wl_pointer_set_cursor(
+            pointer, serial, surface, Int32(image.pointee.hotspot_x) / s, Int32(image.pointee.hotspot_y) / s)
     }
 
     /// A press on a key of the on-screen keyboard (the password stage): it types

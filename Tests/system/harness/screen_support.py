@@ -82,10 +82,18 @@ class Compositor:
     the fields of its ready line; `cmd(line)` sends one control line and
     returns its reply."""
 
-    def __init__(self, owner, mode="800x600", scale=1, log=None, layout=None, variant=None, physical=None):
-        pw = pwd.getpwnam(owner)
-        self.runtime = pathlib.Path(tempfile.mkdtemp(prefix="pl-wl-", dir="/tmp"))
-        os.chown(self.runtime, pw.pw_uid, pw.pw_gid)
+    def __init__(self, owner, mode="800x600", scale=1, log=None, layout=None, variant=None, physical=None,
+                 runtime_in="/tmp"):
+        """`owner`: a user name of this machine, or (uid, gid) of a user of a
+        container whose tree holds `runtime_in` (its clients then reach the
+        socket at the same place inside it)."""
+        if isinstance(owner, tuple):
+            ids = owner
+        else:
+            pw = pwd.getpwnam(owner)
+            ids = (pw.pw_uid, pw.pw_gid)
+        self.runtime = pathlib.Path(tempfile.mkdtemp(prefix="pl-wl-", dir=runtime_in))
+        os.chown(self.runtime, *ids)
         self.runtime.chmod(0o700)
         self.socket = "wayland-pltest"
         self.stderr = open(log, "wb") if log else subprocess.DEVNULL
@@ -104,7 +112,7 @@ class Compositor:
             raise AssertionError(f"pl-test-compositor did not start: {e}\n{said}") from None
         assert ready.startswith("ready "), f"pl-test-compositor did not start: {ready!r}"
         self.ready = dict(f.split("=", 1) for f in ready.split()[1:] if "=" in f)
-        os.chown(self.runtime / self.socket, pw.pw_uid, pw.pw_gid)
+        os.chown(self.runtime / self.socket, *ids)
 
     def _line(self, timeout):
         deadline = time.monotonic() + timeout

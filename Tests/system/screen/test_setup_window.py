@@ -482,8 +482,17 @@ def test_the_window_s_app_id_names_its_desktop_entry_and_icon(windows, policy_da
     app_id = w.compositor.toplevel()["app_id"]
     entry = ROOT / "desktop" / f"{app_id}.desktop"
     assert entry.is_file(), f"no desktop entry is named after the window's app_id {app_id!r}"
-    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    groups, group = {}, None
+    for line in entry.read_text().splitlines():
+        if line.startswith("["):
+            group = groups.setdefault(line.strip("[]"), {})
+        elif "=" in line and group is not None:
+            group.update([line.split("=", 1)])
+    fields = groups["Desktop Entry"]
     assert fields["Name"] == "Unlock Pattern" and fields["Exec"] == SETUP.name, fields
+    # Its action removes the pattern, drawn (the menu's "Remove My Unlock Pattern").
+    assert fields["Actions"] == "Remove;", fields
+    assert groups["Desktop Action Remove"]["Exec"] == f"{SETUP.name} --remove", groups
     assert (ROOT / "desktop" / f"{fields['Icon']}.svg").is_file(), fields["Icon"]
     w.compositor.ok("close")
     assert w.wait() == 1
