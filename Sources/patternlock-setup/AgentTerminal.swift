@@ -76,19 +76,19 @@ final class AgentTerminal: @unchecked Sendable {
         return true
     }
 
-    /// Ends the agent (its question too), from either thread; waits for it on the ENROLL's.
+    /// Ends the agent (its question too): from the loop's thread (Cancel) the
+    /// signal only; from the ENROLL's, which started it, the signal and the wait.
+    /// The signal goes under the lock, so never to a pidfd already closed.
     func stop(wait: Bool) {
-        let running = agent.withLock { a -> (pid: pid_t, pidfd: Int32)? in
-            let r = a
+        let taken = agent.withLock { a -> (pid: pid_t, pidfd: Int32)? in
+            guard let running = a else { return nil }
+            _ = pl_pidfd_kill(running.pidfd, SIGTERM)
             if wait { a = nil }
-            return r
+            return wait ? running : nil
         }
-        guard let running else { return }
-        _ = pl_pidfd_kill(running.pidfd, SIGTERM)
-        if wait {
-            _ = pl_wait_exit(running.pid)
-            Glibc.close(running.pidfd)
-        }
+        guard let taken else { return }
+        _ = pl_wait_exit(taken.pid)
+        Glibc.close(taken.pidfd)
     }
 
     /// On the loop's thread, when `master` is readable: what the agent said.

@@ -64,13 +64,14 @@ final class EnrollJob: @unchecked Sendable {
     /// before the daemon asks polkit, and ends with the answer.
     private func send() {
         if let agent, !agent.start() { say("polkit's text agent (\(AgentTerminal.path)) could not be started.") }
-        defer { agent?.stop(wait: true) }
         let result: Result<Reply, ClientError>
         do throws(ClientError) {
             result = .success(try DaemonConnection.request(request, socket: address, timeout: timeout))
         } catch {
             result = .failure(error)
         }
+        // Ended before the loop hears the answer (and closes the agent's terminal).
+        agent?.stop(wait: true)
         answer.withLock { $0 = result }
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)

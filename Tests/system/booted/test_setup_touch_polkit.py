@@ -9,6 +9,7 @@ the container, in the user's logind session on seat0 (as a display manager's:
 polkit asks the user's own password there), with the project's packages
 installed and the daemon, polkitd and pkttyagent as Debian ships them. Not one
 key event reaches the window."""
+import contextlib
 import re
 
 import pytest
@@ -93,39 +94,53 @@ def first_user(trixie_system):
           f"loginctl terminate-user {user} 2>/dev/null; userdel --remove {user}")
 
 
-def test_a_first_pattern_is_set_by_touch_alone_with_the_password_tapped_through_polkit(trixie_system, first_user):
-    s, user = trixie_system, first_user
+@contextlib.contextmanager
+def window_on_touch(s, user):
+    """The user's seat0 session with the setup window on the test compositor;
+    yields the window."""
     build_compositor()
     uid, gid = (int(s.ok(f"id -{flag} {user}")) for flag in ("u", "g"))
-    clients = Clients(s)
     with Desk(s, user, PASSWORD, shot_prefix="setup-touch", seat=True) as desk:
         compositor = Compositor((uid, gid), "480x800", runtime_in=f"{s.merged}/var/tmp")
         try:
             inside = "/" + str(compositor.runtime.relative_to(s.merged)) + "/" + compositor.socket
-            w = TouchWindow(desk, compositor, inside)
-            w.await_said(r'^stage=first title="Draw an unlock pattern"')
-            mark = w.mark()
-            w.draw(NEW)
-            w.await_said(r'^stage=recorded title="Pattern recorded" verdict=acceptable', mark)
-            w.button("Continue", mark)
-            w.await_said(r'^stage=confirm ', mark)
-            mark = w.mark()
-            w.draw(NEW)
-            line = w.await_said(r'^stage=password title="Enter your password"', mark, timeout=40)
-            assert 'question="Password: "' in line, line
-            w.shown(mark)
-            w.type(PASSWORD)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            compositor.screenshot(SHOTS / "setup-touch-password.png")
-            mark = w.mark()
-            w.tap("Enter")  # the keyboard's own Enter answers, as Authenticate does
-            w.await_said(r'^stage=done title="Your new unlock pattern is set"', mark, timeout=40)
-            compositor.screenshot(SHOTS / "setup-touch-done.png")
-            w.button("Done")
-            assert desk.ended(w.n) == 0, desk.out(w.n)
-            log = desk.out(w.n)
+            yield TouchWindow(desk, compositor, inside)
         finally:
             compositor.close()
+
+
+def to_the_password(w):
+    """The new pattern drawn twice by touch; returns the mark before the password stage."""
+    w.await_said(r'^stage=first title="Draw an unlock pattern"')
+    mark = w.mark()
+    w.draw(NEW)
+    w.await_said(r'^stage=recorded title="Pattern recorded" verdict=acceptable', mark)
+    w.button("Continue", mark)
+    w.await_said(r'^stage=confirm ', mark)
+    mark = w.mark()
+    w.draw(NEW)
+    line = w.await_said(r'^stage=password title="Enter your password"', mark, timeout=40)
+    assert 'question="Password: "' in line, line
+    return mark
+
+
+def test_a_first_pattern_is_set_by_touch_alone_with_the_password_tapped_through_polkit(trixie_system, first_user):
+    s, user = trixie_system, first_user
+    clients = Clients(s)
+    with window_on_touch(s, user) as w:
+        desk, compositor = w.desk, w.compositor
+        mark = to_the_password(w)
+        w.shown(mark)
+        w.type(PASSWORD)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        compositor.screenshot(SHOTS / "setup-touch-password.png")
+        mark = w.mark()
+        w.tap("Enter")  # the keyboard's own Enter answers, as Authenticate does
+        w.await_said(r'^stage=done title="Your new unlock pattern is set"', mark, timeout=40)
+        compositor.screenshot(SHOTS / "setup-touch-done.png")
+        w.button("Done")
+        assert desk.ended(w.n) == 0, desk.out(w.n)
+        log = desk.out(w.n)
     assert PASSWORD not in log and NEW not in log.replace(user, ""), "a secret reached the --debug output"
     enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
     assert len(enrolls) == 1 and " result=OK" in enrolls[0] and "password_proof=proven" in enrolls[0], enrolls
@@ -134,3 +149,24 @@ def test_a_first_pattern_is_set_by_touch_alone_with_the_password_tapped_through_
          ["secret", NEW + "\n"], ["expect", "SUDO-OK root"]],
     ])
     assert "password for" not in out and "Sorry" not in out, out
+
+
+def test_a_wrong_password_tapped_sets_nothing_and_asks_to_confirm_again(trixie_system, first_user):
+    s, user = trixie_system, first_user
+    clients = Clients(s)
+    with window_on_touch(s, user) as w:
+        mark = to_the_password(w)
+        w.shown(mark)
+        w.type("Wrong-pass-1")
+        mark = w.mark()
+        w.button("Authenticate", mark - 1)
+        line = w.await_said(r'^stage=confirm title="Draw the pattern again to confirm"', mark, timeout=40)
+        assert "Your password was not confirmed, so nothing was changed" in line, line
+        mark = w.mark()
+        w.button("Cancel", mark - 1)
+        assert w.desk.ended(w.n) == 1, w.desk.out(w.n)
+        log = w.desk.out(w.n)
+    assert "Wrong-pass-1" not in log
+    assert s.run(f"test -e /var/lib/private/patternlock/{user}").returncode != 0, "a record was written"
+    enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
+    assert len(enrolls) == 1 and "password_proof_required" in enrolls[0], enrolls

@@ -259,6 +259,8 @@ def test_by_keys_alone_digits_draw_enter_continues_and_a_differing_confirmation_
     w.said(r'^stage=first .*detail="That was not the same pattern', mark)
     w.compositor.ok("key Escape")
     assert w.wait() == 1
+    # Nothing was sent: no attempt counted, the pattern unchanged.
+    assert "failures=0" in policy_daemon.request(f"STATUS user={user}")
     assert verify(policy_daemon, user, RIGHT).startswith("OK")
 
 
