@@ -222,3 +222,16 @@ def random_pattern(rng, length, avoid=()):
         if len(path) == length and typed not in avoid:
             return typed
 
+
+
+def desktop_groups(text):
+    """A desktop entry file's groups ("Desktop Entry", "Desktop Action Remove"),
+    each a dict of its keys."""
+    groups, group = {}, None
+    for line in text.splitlines():
+        if line.startswith("["):
+            group = groups.setdefault(line.strip().strip("[]"), {})
+        elif "=" in line and group is not None and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            group[key] = value
+    return groups

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from harness.common import DAEMON, ROOT, unique
+from harness.common import DAEMON, ROOT, desktop_groups, unique
 from harness.deb import (BUILD, PASSWORD, PATTERN, PROMPT, SUDO, TRANSCRIPTS, WRONG, Box, debian_version,
                          lib_layout_module_deb, sh, sudo_steps, upstream_version)
 
@@ -172,9 +172,13 @@ def test_the_packaged_desktop_entry_is_valid_and_names_the_packaged_command_and_
     entry = tmp_path / SETUP_ENTRY.lstrip("/")
     r = sh("desktop-file-validate", str(entry), check=False)
     assert r.returncode == 0 and r.stdout + r.stderr == "", r.stdout + r.stderr
-    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    groups = desktop_groups(entry.read_text())
+    fields = groups["Desktop Entry"]
     assert fields["Name"] == "Unlock Pattern" and fields["Terminal"] == "false", fields
     assert (tmp_path / "usr/bin" / fields["Exec"]).is_file(), fields["Exec"]
+    # Its action, "Remove My Unlock Pattern", runs the same command with --remove.
+    remove = groups["Desktop Action Remove"]["Exec"].split()
+    assert remove == [fields["Exec"], "--remove"], groups
     icon = tmp_path / "usr/share/icons/hicolor/scalable/apps" / (fields["Icon"] + ".svg")
     assert icon.read_text() == (ROOT / "desktop/org.patternlock.Setup.svg").read_text()
 

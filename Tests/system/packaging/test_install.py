@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from harness.common import DAEMON, ROOT, read_line, skip_or_fail, unique
+from harness.common import DAEMON, ROOT, desktop_groups, read_line, skip_or_fail, unique
 from harness.pam_support import without_logind
 
 UNITS = ROOT / "systemd"
@@ -152,7 +152,7 @@ def test_install_setup_puts_the_window_its_menu_entry_icon_and_man_page_where_de
         skip_or_fail("desktop-file-validate is not installed (apt-get install desktop-file-utils)")
     r = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout + r.stderr == "", r.stdout + r.stderr
-    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    fields = desktop_groups(entry.read_text())["Desktop Entry"]
     assert fields["Exec"] == "patternlock-setup" and fields["Icon"] == "org.patternlock.Setup", fields
     assert "<svg" in (stage / "usr/local/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg").read_text()
     r = subprocess.run([str(installed), "--help"], capture_output=True, text=True, timeout=60)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from harness.common import POLICY_OFF
+from harness.common import POLICY_OFF, desktop_groups
 from harness.pam_support import RIGHT
 from harness.screen_support import ROOT, Compositor, Image
 from harness.screen_touch import SHOTS
@@ -484,12 +484,7 @@ def test_the_window_s_app_id_names_its_desktop_entry_and_icon(windows, policy_da
     app_id = w.compositor.toplevel()["app_id"]
     entry = ROOT / "desktop" / f"{app_id}.desktop"
     assert entry.is_file(), f"no desktop entry is named after the window's app_id {app_id!r}"
-    groups, group = {}, None
-    for line in entry.read_text().splitlines():
-        if line.startswith("["):
-            group = groups.setdefault(line.strip("[]"), {})
-        elif "=" in line and group is not None:
-            group.update([line.split("=", 1)])
+    groups = desktop_groups(entry.read_text())
     fields = groups["Desktop Entry"]
     assert fields["Name"] == "Unlock Pattern" and fields["Exec"] == SETUP.name, fields
     # Its action removes the pattern, drawn (the menu's "Remove My Unlock Pattern").
