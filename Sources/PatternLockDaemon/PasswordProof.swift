@@ -49,7 +49,7 @@ package struct PasswordProof: Sendable {
 /// in org.patternlock.policy: unix-user:patternlock, the daemon's user).
 package enum Polkit {
     package static let pkcheck = "/usr/bin/pkcheck"
-    package static let action = "org.patternlock.enroll-self"
+    package static let action = PasswordProofTiming.action
     /// How long a user may take to type its password. The client waits a little longer.
     package static var timeoutSeconds: Double { Double(PasswordProofTiming.daemonSeconds) }
 

@@ -8,10 +8,12 @@
 /// message for the action, `Authenticating as: Name (user)`, PAM's information
 /// and errors) and, for each question PAM asks, the question with no line end
 /// (`Password: `), then reads one line. A question is known by that missing
-/// line end once nothing more is waiting to be read (`question()`). After an
+/// line end once nothing more is waiting to be read (`question()`); a question
+/// counts only after `started` named the action it is for. After an
 /// answer (`answered()`), the rest of its line — the terminal's echo, were it
 /// on — is dropped unread, so an answer never comes back as text. Colour
-/// escapes are removed; a line longer than `lineLimit` is cut there.
+/// escapes and other control characters are removed; a line longer than
+/// `lineLimit` is cut there.
 public struct AgentTranscript: Sendable {
     public enum Event: Equatable, Sendable {
         /// polkit asks about `action` (`org.patternlock.enroll-self`).
@@ -58,6 +60,9 @@ public struct AgentTranscript: Sendable {
                 line.removeAll(keepingCapacity: true)
                 asked = false
             case UInt8(ascii: "\r"):
+                continue
+            case 0..<0x20, 0x7F:
+                // Other control characters are not shown, nor said on stderr.
                 continue
             default:
                 if !dropLine && line.count < Self.lineLimit { line.append(b) }

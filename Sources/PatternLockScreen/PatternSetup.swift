@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import PatternLock
+import PatternLockWire
 
 /// Setting a pattern by drawing it, in Android's stages (its ChooseLockPattern):
 /// draw it, see it recorded, continue, draw it again to confirm, and it is set.
@@ -136,8 +137,11 @@ public struct PatternSetup: Sendable {
     /// What polkit says around its question: its message for the action, whose
     /// password it asks, PAM's information.
     public private(set) var proofLines: [String] = []
-    /// An answer was sent and the agent has not finished with it.
-    private var checking = false
+    /// An answer was given and the agent has not finished with it.
+    public private(set) var checking = false
+    /// The polkit action the agent asks about now: only the daemon's own
+    /// (`PasswordProofTiming.action`) opens the password stage.
+    private var proofAction: String?
 
     /// `changing`: the user has a pattern already, so the current one is drawn
     /// first. `removing`: the current pattern drawn removes it (the user has one).
@@ -177,7 +181,7 @@ public struct PatternSetup: Sendable {
         case .current, .first: return [(.cancel, true), (.next, false)]
         case .recorded: return [(.redraw, true), (.next, verdict == .acceptable || verdict == .unavailable)]
         case .confirm: return [(.cancel, true)]
-        case .saving: return [(.cancel, false)]
+        case .saving: return [(.cancel, checking)]
         case .password: return [(.cancel, true), (.authenticate, true)]
         case .done: return [(.done, true)]
         case .ended: return [(.close, true)]
@@ -254,7 +258,8 @@ public struct PatternSetup: Sendable {
     public mutating func tap(_ button: Button) -> [Effect] {
         guard buttons.contains(where: { $0.button == button && $0.enabled }) else { return [] }
         switch button {
-        case .cancel where stage == .password:
+        case .cancel where stage == .password || (stage == .saving && checking):
+            checking = false
             field.clear()
             question = nil
             stage = .saving
@@ -317,7 +322,8 @@ public struct PatternSetup: Sendable {
     public mutating func agent(_ event: AgentTranscript.Event) {
         guard stage == .saving || stage == .password else { return }
         switch event {
-        case .started:
+        case .started(let action):
+            proofAction = action
             proofLines = []
         case .message(let text), .info(let text):
             proofLines.append(text)
@@ -325,6 +331,9 @@ public struct PatternSetup: Sendable {
         case .identity(let name):
             proofLines.append("Authenticating as: \(name)")
         case .question(let text):
+            // A check some other process of the user asked about this window
+            // (pkcheck --process): not the daemon's, so never answered here.
+            guard proofAction == PasswordProofTiming.action else { return }
             field.clear()
             keyboard.reset()
             question = text
@@ -332,6 +341,7 @@ public struct PatternSetup: Sendable {
             checking = false
             stage = .password
         case .completed:
+            proofAction = nil
             checking = false
             question = nil
             field.clear()
@@ -478,6 +488,7 @@ public struct PatternSetup: Sendable {
     }
 
     private mutating func endProof() {
+        proofAction = nil
         field.clear()
         question = nil
         checking = false

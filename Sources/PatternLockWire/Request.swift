@@ -146,6 +146,9 @@ public enum Request: Equatable, Sendable {
 /// waits a little longer for the answer (every other request is answered in
 /// seconds).
 public enum PasswordProofTiming {
+    /// The polkit action the daemon asks about (polkit/org.patternlock.policy):
+    /// the one question the setup window's own agent answers in the window.
+    public static let action = "org.patternlock.enroll-self"
     public static let daemonSeconds = 300
     public static let clientSeconds = daemonSeconds + 30
 }

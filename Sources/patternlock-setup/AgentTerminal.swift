@@ -52,9 +52,13 @@ final class AgentTerminal: @unchecked Sendable {
         guard pl_pipe_cloexec(&notify) == 0 else { return false }
         defer { Glibc.close(notify[0]) }
         let arguments = [Self.path, "--process", String(getpid()), "--notify-fd", "3", "--fallback"]
-        // The user's environment (its language), without colour escapes.
-        var environment = Self.environment().filter { !$0.hasPrefix("TERM=") && !$0.hasPrefix("NO_COLOR=") }
-        environment += ["TERM=dumb", "NO_COLOR=1"]
+        // The user's environment, in the C locale: the window's words are
+        // English, and the transcript is read by polkit's English lines (its
+        // colour escapes, which pkttyagent writes anyway, are removed there).
+        var environment = Self.environment().filter {
+            !$0.hasPrefix("TERM=") && !$0.hasPrefix("LC_") && !$0.hasPrefix("LANG=") && !$0.hasPrefix("LANGUAGE=")
+        }
+        environment += ["TERM=dumb", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"]
         var child: pid_t = 0
         let pidfd = withCStrings(arguments) { argv in
             withCStrings(environment) { envp in
@@ -72,6 +76,15 @@ final class AgentTerminal: @unchecked Sendable {
             let rc = poll(&p, 1, Int32(left * 1000) + 1)
             if rc < 0 && errno == EINTR { continue }
             if rc != 0 { break }
+        }
+        // fd 3 closes both when the agent registered and when it exited (no
+        // D-Bus, polkitd not running, an agent already registered for this
+        // process): the latter is not an agent.
+        if pl_pidfd_exited(pidfd) == 1 {
+            agent.withLock { $0 = nil }
+            _ = pl_wait_exit(child)
+            Glibc.close(pidfd)
+            return false
         }
         return true
     }
@@ -91,39 +104,44 @@ final class AgentTerminal: @unchecked Sendable {
         Glibc.close(taken.pidfd)
     }
 
-    /// On the loop's thread, when `master` is readable: what the agent said.
+    /// On the loop's thread, when `master` is readable: what the agent said (at
+    /// most 64 KiB a time, so a flood cannot hold the window; the rest stays
+    /// readable for the next turn of the loop).
     func read() -> [AgentTranscript.Event] {
         var events: [AgentTranscript.Event] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var total = 0
+        var drained = false
+        while total < 65536 {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(master, $0.baseAddress, $0.count) }
             if n > 0 {
+                total += n
                 events += transcript.feed(buffer[..<n])
                 continue
             }
             if n < 0 && errno == EINTR { continue }
+            drained = true
             break
         }
         wipe(&buffer)
-        if let q = transcript.question() { events.append(q) }
+        if drained, let q = transcript.question() { events.append(q) }
         return events
     }
 
-    /// Writes `field` and a line end as the answer to the question (after the
-    /// agent turned the terminal's echo off for a secret one, so the answer is
-    /// never echoed back), and forgets the rest of that line.
-    func answer(_ field: SecretField, secret: Bool) {
-        transcript.answered()
+    /// Writes `field` and a line end as the answer to the question, and forgets
+    /// the rest of that line; false (nothing written) while the terminal still
+    /// echoes and the question is secret: pkttyagent writes the question, then
+    /// turns echo off (discarding what was typed before), so the window tries
+    /// again a moment later and the answer is never echoed nor lost.
+    func answer(_ field: SecretField, secret: Bool) -> Bool {
         if secret {
-            // pkttyagent writes the question, then turns echo off: a moment at most.
-            for _ in 0..<200 {
-                var t = termios()
-                guard tcgetattr(terminal, &t) == 0, t.c_lflag & tcflag_t(ECHO) != 0 else { break }
-                usleep(5000)
-            }
+            var t = termios()
+            guard tcgetattr(terminal, &t) == 0, t.c_lflag & tcflag_t(ECHO) == 0 else { return false }
         }
+        transcript.answered()
         field.withBytes { write($0) }
         [UInt8(ascii: "\n")].withUnsafeBufferPointer { write($0) }
+        return true
     }
 
     private func write(_ bytes: UnsafeBufferPointer<UInt8>) {

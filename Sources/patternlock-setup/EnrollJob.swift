@@ -21,6 +21,8 @@ final class EnrollJob: @unchecked Sendable {
     private let address: DaemonAddress
     private let timeout: Double
     private let answer = Mutex<Result<Reply, ClientError>?>(nil)
+    /// An agent was wanted and did not start (read once `wake` is readable).
+    private let agentFailed = Mutex(false)
 
     private init(
         _ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, agent: AgentTerminal?,
@@ -63,7 +65,10 @@ final class EnrollJob: @unchecked Sendable {
     /// On the job's thread: the agent (tied to this thread) is registered
     /// before the daemon asks polkit, and ends with the answer.
     private func send() {
-        if let agent, !agent.start() { say("polkit's text agent (\(AgentTerminal.path)) could not be started.") }
+        if let agent, !agent.start() {
+            agentFailed.withLock { $0 = true }
+            say("polkit's text agent (\(AgentTerminal.path)) did not start or ended at once.")
+        }
         let result: Result<Reply, ClientError>
         do throws(ClientError) {
             result = .success(try DaemonConnection.request(request, socket: address, timeout: timeout))
@@ -76,6 +81,9 @@ final class EnrollJob: @unchecked Sendable {
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
     }
+
+    /// On the loop's thread, once `wake` is readable: whether the wanted agent failed to start.
+    var agentDidNotStart: Bool { agentFailed.withLock { $0 } }
 
     /// On the loop's thread, once `wake` is readable: the answer.
     func finish() -> Result<Reply, ClientError> {

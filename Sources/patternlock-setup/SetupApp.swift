@@ -102,6 +102,8 @@ final class SetupApp {
     /// The ENROLL in flight, answered on its own thread.
     var enrollJob: EnrollJob?
     var closeRequested = false
+    /// The answer was given and waits for the agent to turn echo off.
+    var answerPending = false
     var described = ""
     var keyboardDescribed = ""
     /// The xkb keymap the on-screen keyboard shows (the compositor's, else the
@@ -186,7 +188,7 @@ final class SetupApp {
                 pollfd(fd: enrollJob?.wake ?? -1, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: enrollJob?.agent?.master ?? -1, events: Int16(POLLIN), revents: 0),
             ]
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
+            if poll(&fds, nfds_t(fds.count), answerPending ? 10 : -1) < 0 {
                 wl_display_cancel_read(display)
                 if errno == EINTR { continue }
                 connectionLost()
@@ -202,9 +204,17 @@ final class SetupApp {
                 if setup.stage == .password { ensureScreenKeymap() }
                 dirty = true
             }
+            if answerPending { giveAnswer() }
             if fds[1].revents != 0, let job = enrollJob {
                 enrollJob = nil
-                enrolled(job.finish(), new: job.new, first: job.first)
+                answerPending = false
+                var agentFailed = false
+                if job.agentDidNotStart, let agent = job.agent {
+                    // What it said before it ended (polkitd not running, no D-Bus).
+                    agentFailed = true
+                    for case .info(let line) in agent.read() { say("pkttyagent: \(line)") }
+                }
+                enrolled(job.finish(), new: job.new, first: job.first, agentFailed: agentFailed)
             }
         }
     }
@@ -245,8 +255,12 @@ final class SetupApp {
     /// the daemon works it takes effect once the answer is in (the exit status
     /// then says whether the pattern was set).
     func close() {
-        if enrollJob != nil {
+        if let job = enrollJob {
+            // Closing changes nothing: polkit's question (or the one to come)
+            // ends with the agent, and the daemon then sets nothing.
             closeRequested = true
+            answerPending = false
+            job.agent?.stop(wait: false)
             return
         }
         run(setup.tap(setup.stage == .done ? .done : .cancel))
@@ -454,12 +468,13 @@ final class SetupApp {
                 debug("close set=\(set ? 1 : 0)")
                 exitCode = set ? 0 : setup.failed ? 2 : 1
             case .answer:
-                enrollJob?.agent?.answer(setup.field, secret: !setup.questionInClear)
-                setup.answerSent()
+                answerPending = true
+                giveAnswer()
                 dirty = true
             case .cancelProof:
                 // The agent ends; the daemon then hears the password was not
                 // confirmed, and the window closes on that answer.
+                answerPending = false
                 enrollJob?.agent?.stop(wait: false)
                 closeRequested = true
                 dirty = true
@@ -509,7 +524,7 @@ final class SetupApp {
     }
 
     /// ENROLL's (or REMOVE's) answer, or why there is none.
-    func enrolled(_ result: Result<Reply, ClientError>, new: Pattern, first: Bool) {
+    func enrolled(_ result: Result<Reply, ClientError>, new: Pattern, first: Bool, agentFailed: Bool = false) {
         switch result {
         case .success(let reply) where setup.removing:
             switch reply {
@@ -530,6 +545,8 @@ final class SetupApp {
                 setup.notSaved(GuessFeedback.sentence(for: r, pattern: new), back: .first)
             case .fail(let remaining, _) where remaining > 0:
                 setup.notSaved(ClientWording.failure(for: reply, user: user, current: true).description, back: .current)
+            case .error(.passwordProofRequired) where agentFailed:
+                setup.notSaved(agentFailedSentence, back: .confirm)
             case .error(.passwordProofRequired):
                 setup.notSaved(Self.proofRefused, back: .confirm)
             default:
@@ -548,6 +565,23 @@ final class SetupApp {
     /// A pattern's digits for a request, copied from the stack buffer the core
     /// wipes, never through a String (SecretBytes wipes its own copy).
     static func wire(_ p: Pattern) -> SecretBytes { p.withDigits { SecretBytes($0) } }
+
+    /// The field's bytes to the agent once it no longer echoes (see `AgentTerminal.answer`).
+    func giveAnswer() {
+        guard answerPending else { return }
+        guard let agent = enrollJob?.agent, setup.checking else {
+            answerPending = false
+            return
+        }
+        if agent.answer(setup.field, secret: !setup.questionInClear) {
+            answerPending = false
+            setup.answerSent()
+        }
+    }
+
+    var agentFailedSentence: String {
+        "Your password was not confirmed, and this window could not ask for it: polkit's text agent did not start (is polkitd running?). Nothing was changed. On a terminal, run patternlockd enroll, or ask an administrator to run: sudo patternlockd enroll \(user)"
+    }
 
     static let proofRefused =
         "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when asked."

@@ -213,6 +213,37 @@ struct SetupPasswordTests {
         #expect(s.title == PatternSetup.chooseIdentityTitle)
     }
 
+    @Test("a question for another polkit action (a check some other process asked about the window) is not opened")
+    func otherAction() {
+        var s = saving()
+        s.agent(.started(action: "org.freedesktop.systemd1.manage-units"))
+        s.agent(.question("Password: "))
+        #expect(s.stage == .saving)
+        #expect(s.question == nil)
+        asked(&s)
+        #expect(s.stage == .password)
+    }
+
+    @Test("while the answer is being checked Cancel ends the question too")
+    func cancelWhileChecking() {
+        var s = saving()
+        asked(&s)
+        _ = s.passwordKey(.text(KeyText([0x61])))
+        #expect(s.passwordKey(.enter) == [.answer])
+        #expect(enabled(s) == [.cancel])
+        #expect(s.tap(.cancel) == [.cancelProof])
+        #expect(s.field.isEmpty)
+        #expect(!s.checking)
+        #expect(enabled(s).isEmpty, "nothing to cancel twice")
+    }
+
+    @Test("control characters from the terminal are not shown")
+    func controlCharacters() {
+        var t = AgentTranscript()
+        let events = t.feed(Array("==== AUTHENTICATING FOR a ====\nSet\u{07}ting\u{08} it.\n".utf8))
+        #expect(events == [.started(action: "a"), .message("Setting it.")])
+    }
+
     @Test("the agent is heard only while the pattern is being saved")
     func agentOnlyWhileSaving() {
         var s = PatternSetup(geometry: geometry, changing: false)

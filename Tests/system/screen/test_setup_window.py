@@ -521,3 +521,21 @@ def test_with_no_pattern_to_remove_the_window_says_so_and_how_to_set_one(windows
     assert "You have no unlock pattern, so there is nothing to remove" in line, line
     w.tap("Close")
     assert w.wait() == 2
+
+
+def test_a_first_pattern_where_polkit_cannot_ask_says_who_can_set_it_and_sets_nothing(windows, policy_daemon, user):
+    """This machine runs no polkitd: the window's own agent (pkttyagent) cannot
+    register and the daemon cannot have the password checked. The window says
+    so, in the CLI's words, and nothing is set."""
+    w = windows(user, policy_daemon, "no-polkit")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    w.touch_path([int(d) for d in STRONG])
+    w.said(r"^stage=recorded .*verdict=acceptable")
+    w.tap("Continue")
+    w.said(r"^stage=confirm ")
+    mark = len(w.lines)
+    w.touch_path([int(d) for d in STRONG])
+    line = w.said(r'^stage=(ended|confirm) .* detail=', mark, timeout=60)
+    assert "polkit" in line and f"patternlockd enroll {user}" in line, line
+    assert "enrolled=0" in policy_daemon.request(f"STATUS user={user}")
+    assert not any("stage=password" in l for l in w.lines), "a password was asked with no polkit to check it"
