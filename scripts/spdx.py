@@ -7,7 +7,7 @@
     scripts/add-spdx [PATH...]     add the line to those files
 
 With PATHs, only the tracked source files at or under them; without, every one.
-Source files: .swift .c .h .py .sh, Makefile, mk/*.mk, and any other tracked
+Source files: .swift .c .h .qml .js .py .sh, Makefile, mk/*.mk, and any other tracked
 file that starts with a #! line (.ci/run, debian/rules, maintainer scripts).
 
 The line goes first, in the file's comment syntax (`//` for Swift and C, `#`
@@ -22,7 +22,7 @@ import sys
 LICENSE = "Apache-2.0"
 TAG = f"SPDX-License-Identifier: {LICENSE}"
 LOOK = 5  # the line must be within the first LOOK lines
-SLASH_SLASH = (".swift", ".c", ".h")
+SLASH_SLASH = (".swift", ".c", ".h", ".qml", ".js")
 HASH = (".py", ".sh", ".mk")
 CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 

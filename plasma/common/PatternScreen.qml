@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: Apache-2.0
+// patternlock's lock screen for Plasma's screen locker (kscreenlocker_greet):
+// the user's picture, name and the time over the wallpaper (the greeter puts the
+// wallpaper behind), the 3x3 grid to draw the pattern on, the module's messages
+// whole, and the password field. Shared by Plasma 6 and 5.27: each version's
+// LockScreen.qml gives `auth`, its greeter's authenticator in one form.
+//
+// A drawn pattern answers only pam_patternlock's own prompt (ModulePrompt.js,
+// the module's sentences); any other prompt (pam_unix's "Password:") gets the
+// password field, so a pattern never reaches pam_unix or pam_faillock.
+//
+// For the tests, it says on stderr (console.log) where the grid and the button
+// are and what it shows: never a dot of the pattern, nor a character typed.
+import QtQuick 2.15
+import QtQuick.Controls 2.15
+import "ModulePrompt.js" as Module
+
+Item {
+    id: screen
+
+    /// The greeter's authenticator in one form: start(), respond(text),
+    /// signals prompted(text, secret), said(text, error), succeeded(), failed().
+    property QtObject auth
+    property string userName: ""
+    property string userImage: ""
+    property bool hidePath: false
+    /// Another user's session may be started (Switch User shows).
+    property bool canSwitchUser: false
+    signal switchUserRequested()
+
+    /// "pattern" (the grid), "password" (the field), "checking" (an answer sent).
+    property string phase: "pattern"
+    property string promptText: ""
+    property var promptRead: ({ pattern: false })
+    property bool awaiting: false
+    property var pendingPattern: null
+    property var pendingPassword: null
+    property bool lastWasPattern: false
+    property var messages: []
+    property bool flashing: false
+    property bool started: false
+
+    readonly property string usePasswordLabel: "Use password"
+
+    function debug(text) { console.log("patternlock-plasma: " + text); }
+
+    function begin() {
+        if (started) return;
+        started = true;
+        awaiting = false;
+        promptText = "";
+        promptRead = { pattern: false };
+        auth.start();
+    }
+
+    function respond(text, isPattern) {
+        awaiting = false;
+        lastWasPattern = isPattern;
+        phase = "checking";
+        auth.respond(text);
+        debug("answered kind=" + (isPattern ? "pattern" : "field"));
+    }
+
+    function say(text) {
+        var m = messages.slice();
+        m.push(text);
+        while (m.length > 3) m.shift();
+        messages = m;
+    }
+
+    function showField(initial) {
+        grid.clear();
+        pendingPattern = null;
+        phase = "password";
+        field.text = initial || "";
+        field.forceActiveFocus();
+        describe();
+    }
+
+    function backToGrid() {
+        field.text = "";
+        phase = "pattern";
+        screen.forceActiveFocus();
+        describe();
+    }
+
+    /// The field's text, from Enter or the button.
+    function submitField() {
+        var text = field.text;
+        field.text = "";
+        if (!awaiting) {
+            pendingPassword = text;
+            phase = "checking";
+            begin();
+            return;
+        }
+        if (promptRead.pattern && !promptRead.orPassword) {
+            // "Pattern (Enter to skip)": skipped, and the password answers the next prompt.
+            pendingPassword = text;
+            respond("", false);
+            return;
+        }
+        respond(text, false);
+    }
+
+    function drawn(dots) {
+        messages = [];
+        if (awaiting && promptRead.pattern) {
+            respond(Module.answer(dots, promptRead.layout || "phone"), true);
+            return;
+        }
+        pendingPattern = dots;
+        phase = "checking";
+        begin();
+    }
+
+    function describe() {
+        var g = grid.mapToItem(null, (grid.width - grid.side) / 2, (grid.height - grid.side) / 2);
+        var b = button.mapToItem(null, button.width / 2, button.height / 2);
+        debug("phase=" + phase + " grid=" + Math.round(g.x) + "," + Math.round(g.y) + "," + Math.round(grid.side)
+              + " button=" + Math.round(b.x) + "," + Math.round(b.y) + " messages=" + JSON.stringify(messages));
+    }
+
+    Connections {
+        target: screen.auth
+        function onPrompted(text, secret) {
+            screen.awaiting = true;
+            screen.promptText = text;
+            screen.promptRead = Module.read(text);
+            screen.debug("prompt kind=" + (screen.promptRead.pattern ? "pattern" : "password"));
+            if (screen.promptRead.pattern) {
+                if (screen.pendingPassword !== null) {
+                    var typed = screen.pendingPassword;
+                    if (screen.promptRead.orPassword) {
+                        screen.pendingPassword = null;
+                        screen.respond(typed, false);
+                    } else {
+                        screen.respond("", false);
+                    }
+                } else if (screen.pendingPattern !== null) {
+                    var dots = screen.pendingPattern;
+                    screen.pendingPattern = null;
+                    screen.respond(Module.answer(dots, screen.promptRead.layout || "phone"), true);
+                } else if (screen.phase === "checking") {
+                    screen.phase = "pattern";
+                }
+            } else {
+                // Never a pattern here: only the field answers it.
+                screen.pendingPattern = null;
+                if (screen.pendingPassword !== null) {
+                    var password = screen.pendingPassword;
+                    screen.pendingPassword = null;
+                    screen.respond(password, false);
+                } else {
+                    screen.showField("");
+                }
+            }
+            screen.describe();
+        }
+        function onSaid(text, error) {
+            if (Module.gridMessage(text) !== null) return;  // the grid is drawn here
+            screen.say(text);
+            screen.describe();
+        }
+        function onSucceeded() {
+            screen.debug("unlocked");
+            Qt.quit();
+        }
+        function onFailed() {
+            screen.awaiting = false;
+            screen.started = false;
+            screen.pendingPassword = null;
+            if (screen.lastWasPattern) {
+                grid.wrong = true;
+                screen.flashing = true;
+                screen.phase = "pattern";
+            }
+            screen.debug("attempt result=failure");
+            screen.describe();
+            restart.start();
+        }
+    }
+
+    // A wrong pattern stays red for a second; then the next attempt begins.
+    Timer {
+        id: restart
+        interval: 1000
+        onTriggered: {
+            screen.flashing = false;
+            grid.clear();
+            if (screen.phase === "checking") screen.phase = "pattern";
+            screen.begin();
+            screen.describe();
+        }
+    }
+
+    Component.onCompleted: {
+        begin();
+        forceActiveFocus();
+        describeSoon.start();
+    }
+    onWidthChanged: describeSoon.restart()
+    onHeightChanged: describeSoon.restart()
+    Timer { id: describeSoon; interval: 200; onTriggered: screen.describe() }
+
+    focus: true
+    Keys.onPressed: function (ev) {
+        if (screen.phase !== "pattern") return;
+        var key = ev.key;
+        if (key >= Qt.Key_1 && key <= Qt.Key_9) {
+            grid.type(Module.keyForDot(key - Qt.Key_0, screen.promptRead.layout || "phone"));
+            ev.accepted = true;
+        } else if (key === Qt.Key_Return || key === Qt.Key_Enter) {
+            grid.finish();
+            ev.accepted = true;
+        } else if (key === Qt.Key_Escape || key === Qt.Key_Backspace) {
+            grid.clear();
+            ev.accepted = true;
+        } else if (ev.text.length > 0 && ev.text.charCodeAt(0) >= 0x20) {
+            // Any other key: the password, from its first character.
+            screen.showField(ev.text);
+            ev.accepted = true;
+        }
+    }
+
+    Rectangle {
+        anchors.fill: parent
+        color: "black"
+        opacity: 0.35
+    }
+
+    Column {
+        id: head
+        anchors.horizontalCenter: parent.horizontalCenter
+        y: Math.max(16, grid.y - height - 16)
+        spacing: 8
+        width: Math.min(screen.width - 32, 640)
+
+        Text {
+            id: clock
+            anchors.horizontalCenter: parent.horizontalCenter
+            color: "white"
+            font.pixelSize: 40
+            text: Qt.formatTime(new Date(), Qt.locale().timeFormat(Locale.ShortFormat))
+            Timer {
+                interval: 1000
+                running: true
+                repeat: true
+                onTriggered: clock.text = Qt.formatTime(new Date(), Qt.locale().timeFormat(Locale.ShortFormat))
+            }
+        }
+        Image {
+            anchors.horizontalCenter: parent.horizontalCenter
+            visible: screen.userImage !== "" && status === Image.Ready
+            source: screen.userImage === "" ? "" : (screen.userImage.indexOf("://") < 0 ? "file://" + screen.userImage : screen.userImage)
+            width: 72
+            height: 72
+            fillMode: Image.PreserveAspectCrop
+        }
+        Text {
+            anchors.horizontalCenter: parent.horizontalCenter
+            color: "white"
+            font.pixelSize: 24
+            text: screen.userName
+        }
+        Text {
+            id: messageText
+            width: parent.width
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            color: screen.flashing ? "#ff8a80" : "white"
+            font.pixelSize: 18
+            text: screen.messages.join("\n")
+        }
+    }
+
+    PatternGrid {
+        id: grid
+        visible: screen.phase !== "password"
+        width: Math.min(screen.width, screen.height) * 0.45
+        height: width
+        anchors.centerIn: parent
+        hidePath: screen.hidePath
+        enabled: screen.phase === "pattern" && !screen.flashing
+        onDrawn: function (dots) { screen.drawn(dots); }
+        onTooShort: {
+            screen.say("Connect at least 4 dots. This was not counted; try again.");
+            screen.describe();
+        }
+        onStarted: screen.messages = []
+    }
+
+    TextField {
+        id: field
+        visible: screen.phase === "password"
+        anchors.centerIn: parent
+        width: Math.min(screen.width - 64, 360)
+        echoMode: TextInput.Password
+        placeholderText: screen.promptText !== "" && !screen.promptRead.pattern ? screen.promptText : "Password"
+        onAccepted: screen.submitField()
+        Keys.onEscapePressed: if (text === "") screen.backToGrid()
+    }
+
+    Button {
+        id: button
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.top: grid.bottom
+        anchors.topMargin: 16
+        visible: screen.phase === "pattern"
+        text: screen.usePasswordLabel
+        onClicked: screen.showField("")
+    }
+
+    Button {
+        anchors.right: parent.right
+        anchors.bottom: parent.bottom
+        anchors.margins: 16
+        visible: screen.canSwitchUser
+        text: "Switch User"
+        onClicked: screen.switchUserRequested()
+    }
+}
