@@ -17,10 +17,6 @@ import Synchronization
 /// The agent is started and stopped by the ENROLL's own thread (`EnrollJob`):
 /// it is tied to that thread, and ends with it whatever ends the window.
 final class AgentTerminal: @unchecked Sendable {
-    static let path = "/usr/bin/pkttyagent"
-    /// How long pkttyagent may take to register with polkit.
-    static let registerSeconds = 15.0
-
     /// The master side, non-blocking: read by the window's loop, answered by it.
     let master: Int32
     /// The terminal side: the agent's controlling terminal, kept open here so
@@ -37,7 +33,7 @@ final class AgentTerminal: @unchecked Sendable {
     /// A terminal for the agent when this process is not root (root sets a
     /// pattern without a password) and pkttyagent is installed; nil otherwise.
     static func open() -> AgentTerminal? {
-        guard geteuid() != 0, access(path, X_OK) == 0 else { return nil }
+        guard geteuid() != 0, access(PolkitTextAgent.path, X_OK) == 0 else { return nil }
         var master: Int32 = -1
         var terminal: Int32 = -1
         guard pl_open_pty(&master, &terminal) == 0 else { return nil }
@@ -45,47 +41,19 @@ final class AgentTerminal: @unchecked Sendable {
         return AgentTerminal(master: master, terminal: terminal)
     }
 
-    /// On the ENROLL's thread: starts the agent for this process and waits until
-    /// it is registered (it closes fd 3) or gave up. False when it did not start.
+    /// On the ENROLL's thread: starts the agent for this process on the
+    /// terminal and waits until it is registered. False when it did not start or
+    /// ended at once (no D-Bus, polkitd not running).
     func start() -> Bool {
-        var notify: [Int32] = [-1, -1]
-        guard pl_pipe_cloexec(&notify) == 0 else { return false }
-        defer { Glibc.close(notify[0]) }
-        let arguments = [Self.path, "--process", String(getpid()), "--notify-fd", "3", "--fallback"]
         // The user's environment, in the C locale: the window's words are
         // English, and the transcript is read by polkit's English lines (its
         // colour escapes, which pkttyagent writes anyway, are removed there).
-        var environment = Self.environment().filter {
+        var environment = PolkitTextAgent.currentEnvironment.filter {
             !$0.hasPrefix("TERM=") && !$0.hasPrefix("LC_") && !$0.hasPrefix("LANG=") && !$0.hasPrefix("LANGUAGE=")
         }
         environment += ["TERM=dumb", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"]
-        var child: pid_t = 0
-        let pidfd = withCStrings(arguments) { argv in
-            withCStrings(environment) { envp in
-                pl_spawn_tied_on(Self.path, argv, envp, notify[1], SIGTERM, terminal, &child)
-            }
-        }
-        Glibc.close(notify[1])
-        guard pidfd >= 0 else { return false }
-        agent.withLock { $0 = (child, pidfd) }
-        let deadline = Calibration.now() + Self.registerSeconds
-        while true {
-            var p = pollfd(fd: notify[0], events: Int16(POLLIN), revents: 0)
-            let left = deadline - Calibration.now()
-            if left <= 0 { break }
-            let rc = poll(&p, 1, Int32(left * 1000) + 1)
-            if rc < 0 && errno == EINTR { continue }
-            if rc != 0 { break }
-        }
-        // fd 3 closes both when the agent registered and when it exited (no
-        // D-Bus, polkitd not running, an agent already registered for this
-        // process): the latter is not an agent.
-        if pl_pidfd_exited(pidfd) == 1 {
-            agent.withLock { $0 = nil }
-            _ = pl_wait_exit(child)
-            Glibc.close(pidfd)
-            return false
-        }
+        guard let started = PolkitTextAgent.start(terminal: terminal, environment: environment) else { return false }
+        agent.withLock { $0 = started }
         return true
     }
 
@@ -165,15 +133,5 @@ final class AgentTerminal: @unchecked Sendable {
         stop(wait: false)
         Glibc.close(master)
         Glibc.close(terminal)
-    }
-
-    private static func environment() -> [String] {
-        var out: [String] = []
-        var p = environ
-        while let entry = p.pointee {
-            out.append(String(cString: entry))
-            p += 1
-        }
-        return out
     }
 }

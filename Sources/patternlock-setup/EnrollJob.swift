@@ -67,7 +67,7 @@ final class EnrollJob: @unchecked Sendable {
     private func send() {
         if let agent, !agent.start() {
             agentFailed.withLock { $0 = true }
-            say("polkit's text agent (\(AgentTerminal.path)) did not start or ended at once.")
+            say("polkit's text agent (\(PolkitTextAgent.path)) did not start or ended at once.")
         }
         let result: Result<Reply, ClientError>
         do throws(ClientError) {

@@ -200,6 +200,8 @@ final class SetupApp {
             }
             if wl_display_dispatch_pending(display) < 0 { connectionLost() }
             if fds[2].revents != 0, let agent = enrollJob?.agent {
+                // Closed before the agent had registered: its question ends too.
+                if closeRequested { agent.stop(wait: false) }
                 for event in agent.read() { setup.agent(event) }
                 if setup.stage == .password { ensureScreenKeymap() }
                 dirty = true

@@ -169,11 +169,11 @@ extension PatternLockd {
                 }
                 var enrolled: Pattern?
                 // For a first pattern, polkit's prompt for the password, on this terminal.
-                var agent: PolkitTextAgent?
+                var agent: PolkitTextAgentProcess?
                 defer { agent?.stop() }
                 while enrolled == nil {
                     let pattern = try readNewPattern(missingLine: threeLines, refusedEarly: refusedEarly)
-                    if first && agent == nil { agent = PolkitTextAgent.start() }
+                    if first && agent == nil { agent = PolkitTextAgentProcess.start() }
                     let reply = try DaemonConnection.request(
                         .enroll(
                             user: user, pattern: SecretBytes(pattern.digits), current: current.map { SecretBytes($0) },
