@@ -24,6 +24,9 @@ Item {
     property string userName: ""
     property string userImage: ""
     property bool hidePath: false
+    /// The greeter has shown the screen (its first frame is up: input reaches it).
+    property bool shown: false
+    onShownChanged: describe()
     /// Another user's session may be started (Switch User shows).
     property bool canSwitchUser: false
     signal switchUserRequested()
@@ -118,7 +121,8 @@ Item {
         var g = grid.mapToItem(null, (grid.width - grid.side) / 2, (grid.height - grid.side) / 2);
         var b = button.mapToItem(null, button.width / 2, button.height / 2);
         debug("phase=" + phase + " grid=" + Math.round(g.x) + "," + Math.round(g.y) + "," + Math.round(grid.side)
-              + " button=" + Math.round(b.x) + "," + Math.round(b.y) + " messages=" + JSON.stringify(messages));
+              + " button=" + Math.round(b.x) + "," + Math.round(b.y) + " shown=" + (shown ? 1 : 0)
+              + " messages=" + JSON.stringify(messages));
     }
 
     Connections {

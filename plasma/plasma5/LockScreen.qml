@@ -38,6 +38,7 @@ Item {
 
     PatternScreen {
         anchors.fill: parent
+        shown: root.viewVisible
         auth: adapter
         userName: kscreenlocker_userName
         userImage: kscreenlocker_userImage

@@ -67,8 +67,9 @@ class GridScreen(Desktop):
         self.locks += 1
         self.as_user("touch lock")
         self.wait(f"pgrep -u {self.user} -f {GREETER} >/dev/null", "the greeter started")
-        self.poll(lambda: self.said(r"^prompt kind=pattern") and self.said(r"^phase=pattern grid="),
-                  "the grid and the module's prompt")
+        # Shown: the greeter has put up its first frame (before it, a press may go nowhere).
+        self.poll(lambda: self.said(r"^prompt kind=pattern") and self.said(r"^phase=pattern grid=.* shown=1 "),
+                  "the grid shown and the module's prompt")
 
     def grid(self):
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", self.said(r"^phase=.* grid=")[-1]).groups())
@@ -77,15 +78,19 @@ class GridScreen(Desktop):
     def drag(self, pattern):
         """The pointer pressed on the first dot, moved in small steps through
         the others, released, at a hand's pace: moves sent all at once reach
-        the greeter merged into one, from the first dot to the last."""
+        the greeter merged into one, from the first dot to the last, and a
+        busy one (make check's load) merges the stretches of a turn."""
         centre = self.grid()
         dots = [int(d) for d in pattern]
         x, y = centre(dots[0])
-        words = [f"mousemove --sync {round(x)} {round(y)}", "mousedown 1"]
+        words = [f"mousemove --sync {round(x)} {round(y)}", "sleep 0.25", "mousedown 1", "sleep 0.25"]
         for d in dots[1:]:
             nx, ny = centre(d)
             for i in range(1, 7):
                 words.append(f"mousemove {round(x + (nx - x) * i / 6)} {round(y + (ny - y) * i / 6)} sleep 0.02")
+            # A hand turns at a dot: the pause lets the move there arrive on its
+            # own, not merged with the next stretch by a busy greeter.
+            words.append("sleep 0.25")
             x, y = nx, ny
         words += ["mouseup 1", "mousemove 5 5"]
         self.as_user("xdotool " + " ".join(words))

@@ -297,7 +297,8 @@ def read_until(desk, pattern, what, timeout=15, region=None):
 
     def check():
         image = desk.screen(region=region) if region else desk.screen("HEADLESS-1")
-        text = desk.read(image)
+        # A band of text lines: read as one block, twice as large.
+        text = desk.read(image.scaled(2), block=True) if region else desk.read(image)
         found.update(text=text, image=image)
         return re.search(pattern, text)
     try:
@@ -306,6 +307,20 @@ def read_until(desk, pattern, what, timeout=15, region=None):
         raise AssertionError(f"OCR never read {pattern!r} on the screen; last read: {found.get('text')!r}; "
                              f"saved as {desk.save(found['image'], 'ocr-miss')}") from None
     return found["text"], found["image"]
+
+
+def read_above_keyboard(desk, lock, pattern, what):
+    """What tesseract reads in the band above the on-screen keyboard, as one
+    block of text lines, once it matches the regex, and a screenshot of the
+    whole screen. tesseract's page analysis (over the whole screen, and even
+    over the band) may take a long line for two columns and cut it in two
+    ("fai" / "led"), and at its own size take a user name's "c" for an "e";
+    read as one block twice as large, the failing screenshots read whole."""
+    pages = ClickTyper(lock).shown()
+    rows = sorted({y for _, (_, y) in pages["letters"]})
+    band = (0, 0, desk.size[0], int(rows[0] - (rows[1] - rows[0]) / 2))
+    text, _ = read_until(desk, pattern, what, region=band)
+    return text, desk.screen("HEADLESS-1")
 
 
 def test_a_wrong_pattern_turns_red_and_the_screen_says_how_many_attempts_are_left(screen):
@@ -367,7 +382,8 @@ def test_five_wrong_patterns_put_the_whole_lock_sentence_on_the_screen_and_the_p
         image = red_cleared(desk, grid)
         assert find_grid(image) is None, \
             f"the grid is still on the screen of a locked pattern; saved as {desk.save(image, 'locked-grid')}"
-        text, image = read_until(desk, rf"patternlockd reset {user}", "the whole lock sentence on the screen")
+        text, image = read_above_keyboard(desk, lock, rf"patternlockd reset {user}",
+                                          "the whole lock sentence on the screen")
         desk.save(image, "now-locked")
         # The fifth pattern's sentence ("is now locked"), or the next attempt's
         # ("is locked"), whichever the screen shows when it is read.
@@ -393,16 +409,11 @@ def test_after_five_wrong_patterns_the_password_clicked_on_the_on_screen_keyboar
         lock.await_prompt("pattern")
         grid = five_wrong_patterns(screen, desk, lock, user)
         typer = ClickTyper(lock)
-        pages = typer.shown()
+        typer.shown()
         red_cleared(desk, grid)
-        # The sentences are read in the band above the keyboard: over the whole
-        # screen, tesseract's page analysis may take the keys' columns for text
-        # columns and cut a line of the sentence in two ("fai" / "led").
-        rows = sorted({y for _, (_, y) in pages["letters"]})
-        band = (0, 0, desk.size[0], int(rows[0] - (rows[1] - rows[0]) / 2))
-        text, _ = read_until(desk, rf"patternlockd reset {user}", "the lock sentence above the keyboard", region=band)
+        text, image = read_above_keyboard(desk, lock, rf"patternlockd reset {user}",
+                                          "the lock sentence above the keyboard")
         assert re.search(rf"Pattern unlock for {user} is (now )?locked after 5 failed attempts", text), text
-        image = desk.screen("HEADLESS-1")
         desk.save(image, "keyboard")
         keys = desk.read(image)
         assert "Enter" in keys, f"no key of the keyboard read on the screen: {keys!r}"

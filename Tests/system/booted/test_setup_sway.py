@@ -438,7 +438,7 @@ class WindowClickTyper(KeyboardTyper):
         pointer.release()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def first_user(trixie_system):
     """A user with no pattern yet, who may use sudo with the password."""
     s = trixie_system
@@ -520,3 +520,4 @@ def test_a_first_pattern_is_drawn_twice_and_the_password_clicked_on_the_windows_
     assert "password for" not in out and "Sorry" not in out, out
     verifies = [line for line in clients.daemon_lines(user) if line.startswith("verify ")]
     assert [re.search(r" result=(\S+)", v).group(1) for v in verifies] == ["OK", "OK"], verifies
+

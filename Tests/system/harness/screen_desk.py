@@ -249,9 +249,12 @@ class Desk:
         target.write_bytes(image.png())
         return target
 
-    def read(self, image):
-        """What tesseract reads on the screenshot, with runs of blanks made one."""
+    def read(self, image, block=False):
+        """What tesseract reads on the screenshot, with runs of blanks made one.
+        `block`: the picture is one block of text lines (tesseract --psm 6), so
+        its page analysis cannot take a long line for two columns."""
         name = f"ocr-{time.monotonic_ns()}.png"
         self.path(name).write_bytes(image.png())
-        r = self.as_user(f"tesseract {name} stdout 2>/dev/null; rm -f {name}")
+        psm = " --psm 6" if block else ""
+        r = self.as_user(f"tesseract {name} stdout{psm} 2>/dev/null; rm -f {name}")
         return re.sub(r"\s+", " ", r.stdout).strip()
