@@ -297,8 +297,11 @@ def read_until(desk, pattern, what, timeout=15, region=None):
 
     def check():
         image = desk.screen(region=region) if region else desk.screen("HEADLESS-1")
-        # A band of text lines: read as one block, twice as large.
-        text = desk.read(image.scaled(2), block=True) if region else desk.read(image)
+        # A band of text lines: read as one block, at its size, twice and three
+        # times as large; the text is each reading, and a match in any of them
+        # is the screen's (a wrong screen reads wrong at every size).
+        text = (" || ".join(desk.read(image.scaled(n), block=True) for n in (1, 2, 3)) if region
+                else desk.read(image))
         found.update(text=text, image=image)
         return re.search(pattern, text)
     try:
@@ -314,8 +317,9 @@ def read_above_keyboard(desk, lock, pattern, what):
     block of text lines, once it matches the regex, and a screenshot of the
     whole screen. tesseract's page analysis (over the whole screen, and even
     over the band) may take a long line for two columns and cut it in two
-    ("fai" / "led"), and at its own size take a user name's "c" for an "e";
-    read as one block twice as large, the failing screenshots read whole."""
+    ("fai" / "led"), and a random user name reads wrong at one size or
+    another ("c" for "e" at its own size, "b" for "bh" at twice it): each
+    failing screenshot reads whole as one block at one of three sizes."""
     pages = ClickTyper(lock).shown()
     rows = sorted({y for _, (_, y) in pages["letters"]})
     band = (0, 0, desk.size[0], int(rows[0] - (rows[1] - rows[0]) / 2))
