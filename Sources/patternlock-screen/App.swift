@@ -60,7 +60,7 @@ final class App {
     /// The keymap the on-screen keyboard shows: the compositor's, else the
     /// system's default (a seat with no hardware keyboard sends none), compiled
     /// only when the keyboard first shows without one (`ensureScreenKeymap`).
-    var screenKeymap: OpaquePointer?
+    let screenKeymap = ScreenKeymap()
 
     init(options: Options, display: OpaquePointer, user: String, image: OpaquePointer?) {
         self.options = options

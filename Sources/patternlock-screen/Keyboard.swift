@@ -23,9 +23,7 @@ extension App {
         if let k = xkbKeymap { xkb_keymap_unref(k) }
         xkbKeymap = km
         xkbState = st
-        if let k = screenKeymap { xkb_keymap_unref(k) }
-        screenKeymap = xkb_keymap_ref(km)
-        state.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        state.keyboard.keymap = screenKeymap.use(km)
         invalidateAll()
     }
 
@@ -34,19 +32,15 @@ extension App {
     /// start: a compositor with a keyboard sends its own at once, and a keymap
     /// compiled for nothing costs its memory for the locker's whole life.
     func ensureScreenKeymap() {
-        guard screenKeymap == nil, state.showsKeyboard, let xkbContext,
-            let km = XKBKeymap.systemDefault(xkbContext)
-        else { return }
-        screenKeymap = km
-        state.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        guard state.showsKeyboard, let xkbContext, let shown = screenKeymap.fallback(xkbContext) else { return }
+        state.keyboard.keymap = shown
     }
 
     /// The on-screen keyboard shows the keymap's next group (the hardware
     /// keyboard's group is the compositor's and stays).
     func nextKeyboardGroup() {
-        guard let km = screenKeymap else { return }
-        let n = max(1, Int(xkb_keymap_num_layouts(km)))
-        state.keyboard.keymap = XKBKeymap.read(km, group: (state.keyboard.keymap.group + 1) % n)
+        guard let shown = screenKeymap.next(after: state.keyboard.keymap.group) else { return }
+        state.keyboard.keymap = shown
         invalidateAll()
     }
 
@@ -54,8 +48,8 @@ extension App {
         guard let xkbState else { return }
         xkb_state_update_mask(xkbState, depressed, latched, locked, 0, 0, group)
         // The on-screen keyboard follows a group switched on the hardware keyboard.
-        if let km = screenKeymap, Int(group) != state.keyboard.keymap.group, Int(group) < Int(xkb_keymap_num_layouts(km)) {
-            state.keyboard.keymap = XKBKeymap.read(km, group: Int(group))
+        if let shown = screenKeymap.following(group, shown: state.keyboard.keymap.group) {
+            state.keyboard.keymap = shown
             invalidateAll()
         }
     }

@@ -108,7 +108,7 @@ final class SetupApp {
     var keyboardDescribed = ""
     /// The xkb keymap the on-screen keyboard shows (the compositor's, else the
     /// system's default once the keyboard is first drawn).
-    var screenKeymap: OpaquePointer?
+    let screenKeymap = ScreenKeymap()
     var cursorTheme: OpaquePointer?
     var cursorScale: Int32 = 1
     var cursorSurface: OpaquePointer?
@@ -396,32 +396,28 @@ final class SetupApp {
         if let k = xkbKeymap { xkb_keymap_unref(k) }
         xkbKeymap = km
         xkbState = st
-        if let k = screenKeymap { xkb_keymap_unref(k) }
-        screenKeymap = xkb_keymap_ref(km)
-        setup.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        setup.keyboard.keymap = screenKeymap.use(km)
         dirty = true
     }
 
     /// Before the on-screen keyboard is drawn: the system's default keymap when
     /// the compositor has sent none (a seat with no keyboard).
     func ensureScreenKeymap() {
-        guard screenKeymap == nil, let xkbContext, let km = XKBKeymap.systemDefault(xkbContext) else { return }
-        screenKeymap = km
-        setup.keyboard.keymap = XKBKeymap.read(km, group: 0)
+        guard let xkbContext, let shown = screenKeymap.fallback(xkbContext) else { return }
+        setup.keyboard.keymap = shown
     }
 
     /// The on-screen keyboard shows the keymap's next group (layout).
     func nextKeyboardGroup() {
-        guard let km = screenKeymap else { return }
-        let n = max(1, Int(xkb_keymap_num_layouts(km)))
-        setup.keyboard.keymap = XKBKeymap.read(km, group: (setup.keyboard.keymap.group + 1) % n)
+        guard let shown = screenKeymap.next(after: setup.keyboard.keymap.group) else { return }
+        setup.keyboard.keymap = shown
     }
 
     func modifiers(_ depressed: UInt32, _ latched: UInt32, _ locked: UInt32, _ group: UInt32) {
         guard let xkbState else { return }
         xkb_state_update_mask(xkbState, depressed, latched, locked, 0, 0, group)
-        if let km = screenKeymap, Int(group) != setup.keyboard.keymap.group, Int(group) < Int(xkb_keymap_num_layouts(km)) {
-            setup.keyboard.keymap = XKBKeymap.read(km, group: Int(group))
+        if let shown = screenKeymap.following(group, shown: setup.keyboard.keymap.group) {
+            setup.keyboard.keymap = shown
             dirty = true
         }
     }
