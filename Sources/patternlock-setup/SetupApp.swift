@@ -626,8 +626,18 @@ final class SetupApp {
         centredText(cr, setup.title, y: 56, width: l.width)
         if setup.stage == .password {
             paintPassword(cr, l)
-            return
+        } else {
+            paintDrawing(cr, l)
         }
+        let buttons = setup.buttons
+        for (i, r) in l.buttonRects(buttons.count).enumerated() {
+            paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)
+        }
+    }
+
+    /// The stages that draw: the verdict's reason (or what went wrong) under the
+    /// title, and the grid with the path in the verdict's colour.
+    func paintDrawing(_ cr: OpaquePointer, _ l: SetupLayout) {
         if let detail = setup.detail {
             var refused = false
             if case .refused = setup.verdict { refused = true }
@@ -658,14 +668,11 @@ final class SetupApp {
         if setup.stage != .ended {
             paintGrid(cr, grid: l.grid, path: setup.gesture.dots, lineEnd: setup.gesture.lineEnd, colour: colour)
         }
-        let buttons = setup.buttons
-        for (i, r) in l.buttonRects(buttons.count).enumerated() {
-            paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)
-        }
     }
 
     /// polkit's question: what it said around it, the question over the field,
-    /// the field, the on-screen keyboard, Cancel and Authenticate.
+    /// the field and the on-screen keyboard (the buttons, Cancel and
+    /// Authenticate, are drawn by `paint`).
     func paintPassword(_ cr: OpaquePointer, _ l: SetupLayout) {
         let field = l.fieldRect(setup.keyboard)
         let questionY = field.y - 12
@@ -688,10 +695,6 @@ final class SetupApp {
         }
         paintField(cr, field, field: setup.field, inClear: setup.questionInClear, fontSize: SetupLayout.titleSize)
         paintKeys(cr, l.keys(setup.keyboard), keyboard: setup.keyboard, fontSize: SetupLayout.titleSize)
-        let buttons = setup.buttons
-        for (i, r) in l.buttonRects(buttons.count).enumerated() {
-            paintButton(cr, r, buttons[i].button.label, fontSize: 18, enabled: buttons[i].enabled)
-        }
     }
 
     /// For --debug: what the window shows, said when it changes (never the dots).
