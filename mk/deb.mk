@@ -5,6 +5,7 @@
 #   build/patternlockd-postgresql_VERSION_ARCH.deb  patternlockd-fleet, the daemon with the PostgreSQL store (make fleet)
 #   build/patternlock-screen_VERSION_ARCH.deb   the Wayland lock screen, its PAM service and man page (make screen);
 #                                               the setup window, its desktop entry, icon and man page (make setup)
+#   build/patternlock-plasma_VERSION_all.deb    KDE Plasma's lock screen with the grid (make plasma), patternlock-plasma(1)
 # Needs debhelper and dpkg-dev (sudo apt-get install debhelper dpkg-dev) besides
 # what `make`, `make screen` and `make setup` need; lintian checks the result (make lint-deb). No root needed.
 #
@@ -27,7 +28,7 @@ build/completions/fish/patternlockd.fish: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
 	build/patternlockd --generate-completion-script fish > $@.tmp && mv -f $@.tmp $@
 
-deb: all fleet completions screen setup
+deb: all fleet completions screen setup plasma
 	@command -v dh >/dev/null || { echo "make deb needs debhelper. Install it with: sudo apt-get install debhelper dpkg-dev"; exit 1; }
 	rm -f build/*.deb
 	debian/rules clean

@@ -20,3 +20,24 @@ $(PLASMA5)/metadata.json: plasma/plasma5/metadata.json plasma/plasma5/LockScreen
 	rm -rf $(PLASMA5) && mkdir -p $(PLASMA5)/contents/lockscreen
 	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma5/LockScreen.qml $(PLASMA5)/contents/lockscreen/
 	cp plasma/plasma5/metadata.json $@
+
+# make install-plasma: the two packages where Plasma looks for them, the
+# environment file the Plasma 6 drop-ins read, the command and its man page
+# (DESTDIR, PREFIX; DATADIR as in mk/setup.mk). Nobody's lock screen changes
+# until they run `patternlock-plasma enable`.
+.PHONY: install-plasma uninstall-plasma
+install-plasma: plasma
+	rm -rf $(DESTDIR)$(DATADIR)/plasma/shells/org.patternlock.plasma \
+		$(DESTDIR)$(DATADIR)/plasma/look-and-feel/org.patternlock.lookandfeel
+	mkdir -p $(DESTDIR)$(DATADIR)/plasma/shells $(DESTDIR)$(DATADIR)/plasma/look-and-feel
+	cp -r $(PLASMA6) $(DESTDIR)$(DATADIR)/plasma/shells/
+	cp -r $(PLASMA5) $(DESTDIR)$(DATADIR)/plasma/look-and-feel/
+	install -D -m 0644 plasma/plasma-greeter.env $(DESTDIR)/usr/share/patternlock/plasma-greeter.env
+	install -D -m 0755 plasma/patternlock-plasma $(DESTDIR)$(BINDIR)/patternlock-plasma
+	install -D -m 0644 docs/patternlock-plasma.1 $(DESTDIR)$(MANDIR)/man1/patternlock-plasma.1
+
+uninstall-plasma:
+	rm -rf $(DESTDIR)$(DATADIR)/plasma/shells/org.patternlock.plasma \
+		$(DESTDIR)$(DATADIR)/plasma/look-and-feel/org.patternlock.lookandfeel
+	rm -f $(DESTDIR)/usr/share/patternlock/plasma-greeter.env $(DESTDIR)$(BINDIR)/patternlock-plasma \
+		$(DESTDIR)$(MANDIR)/man1/patternlock-plasma.1

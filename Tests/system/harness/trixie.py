@@ -62,6 +62,12 @@ PACKAGES = sorted([
     # org.gnome.ScreenSaver; the user's session bus comes from dbus-user-session
     "phosh", "phoc", "gnome-settings-daemon-common", "librsvg2-common", "libglib2.0-bin",
     "dbus-user-session",
+    # KDE Plasma 6.3's lock screen (test_lockscreen_plasma_grid.py): the greeter, ksmserver
+    # (plasma-workspace), the desktop shell package our lock screen falls back to
+    # (plasma-desktop), kwin_wayland, which starts the greeter on Wayland; on X11 a
+    # virtual server, the pointer driven and the screen grabbed
+    "libkscreenlocker6", "plasma-workspace", "plasma-desktop", "kwin-wayland",
+    "xvfb", "xdotool", "dbus-x11", "x11-apps", "x11-utils", "imagemagick", "xauth",
 ])
 # Part of the cache key: bump it when the way the root is made changes.
 RECIPE = "mmdebstrap --variant=apt --include, v1"

@@ -18,7 +18,7 @@ from harness.common import DAEMON, ROOT, desktop_groups, unique
 from harness.deb import (BUILD, PASSWORD, PATTERN, PROMPT, SUDO, TRANSCRIPTS, WRONG, Box, debian_version,
                          lib_layout_module_deb, sh, sudo_steps, upstream_version)
 
-PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen")
+PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen", "patternlock-plasma")
 # patternlock-setup's desktop entry and icon, in the patternlock-screen package.
 SETUP_ENTRY = "/usr/share/applications/org.patternlock.Setup.desktop"
 SETUP_ICON = "/usr/share/icons/hicolor/scalable/apps/org.patternlock.Setup.svg"
@@ -151,6 +151,20 @@ def test_each_package_holds_its_part(debs):
     for path in ("/etc/pam.d/patternlock-screen", "/usr/share/man/man1/patternlock-screen.1.gz",
                  SETUP_ENTRY, SETUP_ICON, "/usr/share/man/man1/patternlock-setup.1.gz"):
         assert path in screen, f"{path} is not in the patternlock-screen package"
+    # Plasma's lock screen: the two packages where Plasma looks, the file its
+    # Plasma 6 drop-ins read, the command that writes them; no dependency on
+    # Plasma (it enhances the greeter's library), and nothing that turns it on.
+    plasma = contents(debs["patternlock-plasma"])
+    assert plasma["/usr/bin/patternlock-plasma"] == "-rwxr-xr-x"
+    for path in ("/usr/share/plasma/shells/org.patternlock.plasma/metadata.json",
+                 "/usr/share/plasma/shells/org.patternlock.plasma/contents/lockscreen/LockScreen.qml",
+                 "/usr/share/plasma/look-and-feel/org.patternlock.lookandfeel/metadata.json",
+                 "/usr/share/plasma/look-and-feel/org.patternlock.lookandfeel/contents/lockscreen/LockScreen.qml",
+                 "/usr/share/patternlock/plasma-greeter.env", "/usr/share/man/man1/patternlock-plasma.1.gz"):
+        assert path in plasma, f"{path} is not in the patternlock-plasma package"
+    assert not [p for p in plasma if p.startswith(("/etc/", "/usr/lib/systemd/"))], plasma
+    assert control(debs["patternlock-plasma"])["Architecture"] == "all"
+    assert "libkscreenlocker6" in control(debs["patternlock-plasma"])["Enhances"]
     fleet = contents(debs["patternlockd-postgresql"])
     assert set(fleet) == {
         "/usr/sbin/patternlockd-fleet",
