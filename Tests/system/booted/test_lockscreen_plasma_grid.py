@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""patternlock's own lock screen for Plasma 5.27 (the Look-and-Feel package
-`make plasma` builds, plasma/), drawn on: the greeter of libkscreenlocker5 in
-its testing mode on Xvfb, in the booted Debian 12 container (conftest's
-client_system), inside a real local logind session, with the module as
-pam-auth-update installs it. The package is selected as a user selects it,
-kscreenlockerrc [Greeter] Theme. The pattern is dragged with xdotool's pointer
-at the places the lock screen says on stderr (its console.log lines), the
-screen is read with tesseract."""
+"""patternlock's own lock screen for KDE Plasma (the package patternlock-plasma,
+plasma/), drawn on where Plasma really locks: Plasma 5.27 in the booted Debian 12
+container (conftest's client_system, the module as pam-auth-update installs it)
+and Plasma 6.3 in the booted Debian 13 one (trixie_system, every package of
+`make deb` installed by apt-get). In each, a user logs in on a pty (a real local
+logind session), turns the grid on with `patternlock-plasma enable` as the README
+says, and starts Plasma's session manager the way a Plasma session started by
+systemd does: the user unit plasma-ksmserver.service, on Xvfb. `loginctl
+lock-session` locks it; ksmserver starts the greeter, which loads our lock screen
+(Plasma 6: through the drop-in the command wrote; 5.27: through kscreenlockerrc).
+The pattern is dragged with xdotool's pointer at the places the lock screen says
+(its console.log lines, in the journal), the screen is read with tesseract, and
+the lock's state is asked of ksmserver (org.freedesktop.ScreenSaver GetActive)."""
 import re
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -19,57 +23,96 @@ from harness.clients import Clients
 from harness.lockscreen_support import (PASSWORD, PATTERN, SHOTS, WRONG_PATTERN, Desktop, locked_after,
                                         password_checks_failed, status, verify_lines, verify_results)
 
-GREETER = "/usr/lib/x86_64-linux-gnu/libexec/kscreenlocker_greet"
-THEME = "org.patternlock.lookandfeel"
-PACKAGES = "/usr/share/plasma/look-and-feel"
 SAID = "patternlock-plasma: "
+# Where each Plasma version takes its lock screen from, in the package.
+LOCK_SCREEN = {
+    "5.27": "/usr/share/plasma/look-and-feel/org.patternlock.lookandfeel/contents/lockscreen/LockScreen.qml",
+    "6.3": "/usr/share/plasma/shells/org.patternlock.plasma/contents/lockscreen/LockScreen.qml",
+}
 
 
-@pytest.fixture(scope="module")
-def clients(client_system):
+@pytest.fixture(scope="module", params=["5.27", "6.3"], ids=["plasma5.27-debian12", "plasma6.3-debian13"])
+def clients(request, client_system, trixie_system, project_debs):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    if client_system.run(f"test -x {GREETER}").returncode != 0:
-        pytest.fail(f"{GREETER} is missing in the container: booted.py's CLIENT_PACKAGES installs libkscreenlocker5")
-    r = subprocess.run(["make", "-C", str(booted.ROOT), "--no-print-directory", "plasma"], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    target = client_system.merged / PACKAGES.lstrip("/") / THEME
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(booted.ROOT / "build" / "plasma" / THEME, target)
-    yield Clients(client_system)
-    shutil.rmtree(target, ignore_errors=True)
+    version = request.param
+    system = client_system if version == "5.27" else trixie_system
+    if version == "5.27":
+        # Debian 12's container has the project from `make install`; the lock
+        # screen comes as users get it, the package, installed by apt-get.
+        system.ok(f"apt-get install -y -q --no-install-recommends {project_debs['patternlock-plasma']} 2>&1")
+    assert system.run("command -v patternlock-plasma").returncode == 0
+    plasma = re.sub(r"^\d+:", "", system.ok("dpkg-query -W -f='${Version}' plasma-workspace"))
+    assert plasma.startswith(version), f"Plasma {plasma}, expected {version}"
+    c = Clients(system)
+    c.plasma = version
+    c.deb = project_debs["patternlock-plasma"]
+    yield c
+    if version == "5.27":
+        system.run("apt-get remove -y -q patternlock-plasma")
 
 
-class GridScreen(Desktop):
-    """A user's session with Xvfb and KDE's greeter showing patternlock's grid."""
+class PlasmaLock(Desktop):
+    """A user's session with Xvfb and Plasma's session manager, which locks it
+    on logind's word and shows patternlock's grid (once the user has run
+    `patternlock-plasma enable`)."""
 
-    def __init__(self, clients, user, theme=THEME):
-        super().__init__(clients, user, "kde")
-        self.theme = theme
+    def __init__(self, clients, user, enable=True):
+        super().__init__(clients, user, "plasma")
+        self.uid = clients.uid(user)
+        self.version = clients.plasma
+        self.enable = enable
+        self.mark = 0
 
     def __enter__(self):
+        # Before the login: the user's systemd reads the drop-ins when it starts.
+        if self.enable:
+            out = self.system.ok(f"runuser -u {self.user} -- patternlock-plasma enable")
+            assert "The pattern grid is on" in out, out
         super().__enter__()
-        self.as_user(f"mkdir -p ~/.config && printf '[Greeter]\\nTheme={self.theme}\\n' > ~/.config/kscreenlockerrc")
+        self.wait(f"test -s {self.dir}/session && runuser -u {self.user} -- env {self.bus()} "
+                  f"gdbus introspect --session --dest org.freedesktop.ScreenSaver --object-path /ScreenSaver "
+                  f">/dev/null 2>&1", "ksmserver on the session bus")
         return self
 
+    def bus(self):
+        return f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{self.uid}/bus"
+
+    def diagnostics(self):
+        return super().diagnostics() + self.log()[-3000:]
+
     def log(self):
-        r = self.system.run(f"cat {self.dir}/locker.{self.locks}.log")
-        return r.stdout if r.returncode == 0 else ""
+        """ksmserver's and the greeter's output: the unit's journal."""
+        return self.system.run(f"journalctl --no-pager -o cat _UID={self.uid} "
+                               f"_SYSTEMD_USER_UNIT=plasma-ksmserver.service").stdout
 
     def said(self, pattern):
-        return [line[line.index(SAID) + len(SAID):] for line in self.log().splitlines()
-                if SAID in line and re.search(pattern, line[line.index(SAID) + len(SAID):])]
+        """What the lock screen said (its console.log lines) since the last lock."""
+        lines = [line[line.index(SAID) + len(SAID):] for line in self.log().splitlines() if SAID in line]
+        return [line for line in lines[self.mark:] if re.search(pattern, line)]
 
     def count(self, pattern):
         return len(self.said(pattern))
 
-    def lock(self):
+    def active(self):
+        """ksmserver's answer: is the screen locked?"""
+        out = self.as_user(f"env {self.bus()} gdbus call --session --dest org.freedesktop.ScreenSaver "
+                           "--object-path /ScreenSaver --method org.freedesktop.ScreenSaver.GetActive")
+        return out.strip() == "(true,)"
+
+    def lock(self, grid=True):
+        """Locks the session as logind's lock-session does (the idle timer, a
+        lid, `loginctl lock-session`), and waits for the grid and the module's
+        prompt (or, with grid=False, for the greeter alone)."""
         self.locks += 1
-        self.as_user("touch lock")
-        self.wait(f"pgrep -u {self.user} -f {GREETER} >/dev/null", "the greeter started")
-        # Shown: the greeter has put up its first frame (before it, a press may go nowhere).
-        self.poll(lambda: self.said(r"^prompt kind=pattern") and self.said(r"^phase=pattern grid=.* shown=1 "),
-                  "the grid shown and the module's prompt")
+        self.mark = len([line for line in self.log().splitlines() if SAID in line])
+        session = self.system.ok(f"cat {self.dir}/session").strip()
+        self.system.ok(f"loginctl lock-session {session}")
+        self.poll(self.active, "ksmserver to say the screen is locked")
+        self.wait(f"pgrep -u {self.user} -f kscreenlocker_greet >/dev/null", "the greeter started")
+        if grid:
+            # Shown: the greeter has put up its first frame (before it, a press may go nowhere).
+            self.poll(lambda: self.said(r"^prompt kind=pattern") and self.said(r"^phase=pattern grid=.* shown=1 "),
+                      "the grid shown and the module's prompt")
 
     def grid(self):
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", self.said(r"^phase=.* grid=")[-1]).groups())
@@ -104,35 +147,46 @@ class GridScreen(Desktop):
         self.as_user("xdotool type --delay 30 --file - && xdotool key Return", input=text)
 
     def read(self, name):
-        """A screenshot (build/lockscreens/kde-NAME.png) and what tesseract reads
-        above the grid (the name and the messages), on one line: that band
-        cropped, three times larger, grey, dark on light (the wallpaper shows behind)."""
+        """A screenshot (build/lockscreens/plasma-NAME.png) and what tesseract
+        reads above the grid (the name and the messages), on one line: that
+        band cropped, three times larger, grey, dark on light (the wallpaper
+        shows behind)."""
         self.shot(name)
+        name = f"{self.version}-{name}"
         top = int(re.search(r"grid=\d+,(\d+),", self.said(r"^phase=.* grid=")[-1]).group(1))
         return " ".join(self.as_user(f"/usr/bin/convert {name}.png -crop 800x{top}+0+0 -resize 300% "
                                      f"-colorspace gray -negate {name}-band.png && "
                                      f"tesseract {name}-band.png - 2>/dev/null").split())
 
-    def unlocked_with(self, rc="0", timeout=30):
-        self.poll(lambda: self.unlocked() is not None, "the greeter to end", timeout)
-        assert self.unlocked() == rc, f"the greeter ended with status {self.unlocked()}\n{self.diagnostics()}"
+    def shot(self, name):
+        """build/lockscreens/plasma-VERSION-NAME.png, and VERSION-NAME.png in the session's directory."""
+        return super().shot(f"{self.version}-{name}")
+
+    def unlocks(self, timeout=30):
+        """Waits until ksmserver says the screen is unlocked and the greeter has ended."""
+        self.poll(lambda: not self.active(), "ksmserver to say the screen is unlocked", timeout)
+        self.wait(f"! pgrep -u {self.user} -f kscreenlocker_greet >/dev/null", "the greeter to end")
 
 
 def test_the_right_pattern_dragged_on_the_grid_unlocks_as_service_kde(clients):
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with GridScreen(clients, user) as desk:
+    with PlasmaLock(clients, user) as desk:
         desk.lock()
         desk.shot("grid-locked")
         desk.drag(PATTERN)
-        desk.unlocked_with("0")
-        assert "unlocked" in " ".join(desk.said(r"^unlocked"))
-    assert verify_results(clients, user) == ["OK"]
+        desk.unlocks()
+        assert desk.said(r"^unlocked")
+        # Locked again, the grid is there again, and the pattern unlocks again.
+        desk.lock()
+        desk.drag(PATTERN)
+        desk.unlocks()
+    assert verify_results(clients, user) == ["OK", "OK"]
     assert " service=kde " in verify_lines(clients, user)[-1]
 
 
 def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one_unlocks(clients):
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with GridScreen(clients, user) as desk:
+    with PlasmaLock(clients, user) as desk:
         desk.lock()
         desk.drag(WRONG_PATTERN)
         desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
@@ -141,13 +195,14 @@ def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one
         # Red on that same screenshot, halfway between the first two dots of the path.
         centre = desk.grid()
         (ax, ay), (bx, by) = centre(int(WRONG_PATTERN[0])), centre(int(WRONG_PATTERN[1]))
-        pixel = desk.as_user(f"/usr/bin/convert grid-wrong.png -format '%[hex:p{{{round((ax + bx) / 2)},"
-                             f"{round((ay + by) / 2)}}}]' info:").strip()
+        pixel = desk.as_user(f"/usr/bin/convert {desk.version}-grid-wrong.png -format "
+                             f"'%[hex:p{{{round((ax + bx) / 2)},{round((ay + by) / 2)}}}]' info:").strip()
         r, g = int(pixel[0:2], 16), int(pixel[2:4], 16)
         assert r > 150 and g < 110, f"the wrong path is not red: #{pixel}"
+        assert desk.active()
         desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
         desk.drag(PATTERN)
-        desk.unlocked_with("0")
+        desk.unlocks()
     assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
 
 
@@ -155,7 +210,7 @@ def test_after_five_wrong_patterns_the_lock_sentence_shows_and_the_typed_passwor
         clients):
     s = clients.system
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with GridScreen(clients, user) as desk:
+    with PlasmaLock(clients, user) as desk:
         desk.lock()
         for n in range(1, 6):
             desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= n, "the module's prompt")
@@ -165,9 +220,10 @@ def test_after_five_wrong_patterns_the_lock_sentence_shows_and_the_typed_passwor
         said = desk.read("grid-locked-out")
         assert "locked after 5 failed attempts" in said and "patternlockd reset" in said, said
         assert locked_after(clients, user) == 5, status(clients, user)
+        assert desk.active()
         before, counted = verify_lines(clients, user), status(clients, user)
         desk.type(PASSWORD)
-        desk.unlocked_with("0")
+        desk.unlocks()
         assert verify_lines(clients, user) == before and status(clients, user) == counted, \
             "the password reached the daemon"
         assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 0
@@ -175,41 +231,62 @@ def test_after_five_wrong_patterns_the_lock_sentence_shows_and_the_typed_passwor
 
 def test_the_password_at_use_password_unlocks_before_any_failure_and_counts_nothing(clients):
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with GridScreen(clients, user) as desk:
+    with PlasmaLock(clients, user) as desk:
         desk.lock()
         desk.click()
         desk.poll(lambda: desk.said(r"^phase=password "), "the password field")
         desk.type(PASSWORD)
-        desk.unlocked_with("0")
+        desk.unlocks()
     assert "failures=0" in status(clients, user) or "0 failures" in status(clients, user), status(clients, user)
     assert verify_results(clients, user) in ([], ["NOT_A_PATTERN"]), verify_results(clients, user)
+
+
+def plasma_own_screen_takes_the_typed_pattern(desk, name):
+    """On Plasma's own lock screen (no line of ours in the journal): a key
+    wakes its field (it may show only a clock first), the pattern typed as
+    digits unlocks."""
+    desk.lock(grid=False)
+    time.sleep(3)
+    assert not desk.said(r"^phase="), "patternlock's lock screen ran"
+    desk.as_user("xdotool key shift")
+    time.sleep(1)
+    desk.shot(name)
+    desk.type(PATTERN)
+    desk.unlocks()
 
 
 def test_a_lock_screen_that_fails_to_load_falls_back_to_plasmas_own_which_takes_the_typed_pattern(clients):
     """No user is locked out by a broken theme: the greeter shows its built-in
     password screen, whose field takes the pattern typed as digits."""
     s = clients.system
-    broken = "org.patternlock.broken"
-    target = s.merged / PACKAGES.lstrip("/") / broken
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(booted.ROOT / "build" / "plasma" / THEME, target)
-    (target / "contents" / "lockscreen" / "LockScreen.qml").write_text("import QtQuick 2.15\nItem { this is not QML\n")
-    meta = (target / "metadata.json").read_text().replace(THEME, broken)
-    (target / "metadata.json").write_text(meta)
+    qml = s.merged / LOCK_SCREEN[clients.plasma].lstrip("/")
+    kept = qml.read_text()
+    qml.write_text("import QtQuick 2.15\nItem { this is not QML\n")
     try:
         user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-        with GridScreen(clients, user, theme=broken) as desk:
-            desk.locks += 1
-            desk.as_user("touch lock")
-            desk.wait(f"pgrep -u {user} -f {GREETER} >/dev/null", "the greeter started")
-            desk.poll(lambda: "LockScreen.qml" in desk.log(), "the greeter saying the QML did not load")
-            assert not desk.said(r"^phase="), "the broken lock screen ran"
-            time.sleep(3)  # the fallback screen shows a clock first; a key wakes its field
-            desk.as_user("xdotool key shift")
-            time.sleep(1)
-            desk.shot("grid-fallback")
-            desk.type(PATTERN)
-            desk.unlocked_with("0")
+        with PlasmaLock(clients, user) as desk:
+            plasma_own_screen_takes_the_typed_pattern(desk, "grid-fallback")
+            assert "LockScreen.qml" in desk.log(), "the greeter did not say the QML failed to load"
         assert verify_results(clients, user) == ["OK"]
     finally:
-        shutil.rmtree(target, ignore_errors=True)
+        qml.write_text(kept)
+
+
+def test_disable_and_removing_the_package_each_bring_plasmas_own_lock_screen_back(clients):
+    s = clients.system
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    out = s.ok(f"runuser -u {user} -- patternlock-plasma enable && runuser -u {user} -- patternlock-plasma disable && "
+               f"runuser -u {user} -- patternlock-plasma status")
+    assert "Plasma 6: off" in out and "Plasma 5.27: off" in out, out
+    with PlasmaLock(clients, user, enable=False) as desk:
+        plasma_own_screen_takes_the_typed_pattern(desk, "disabled")
+    # Enabled, then the package removed: the user's drop-ins and kscreenlockerrc
+    # key stay behind and name what is gone.
+    s.ok(f"runuser -u {user} -- patternlock-plasma enable")
+    s.ok("apt-get remove -y -q patternlock-plasma 2>&1")
+    try:
+        with PlasmaLock(clients, user, enable=False) as desk:
+            plasma_own_screen_takes_the_typed_pattern(desk, "removed")
+    finally:
+        s.ok(f"apt-get install -y -q --no-install-recommends {clients.deb} 2>&1")
+    assert verify_results(clients, user) == ["OK", "OK"]
