@@ -11,6 +11,7 @@ import socket
 import stat
 import struct
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -159,6 +160,77 @@ def test_install_setup_puts_the_window_its_menu_entry_icon_and_man_page_where_de
     assert r.returncode == 0 and r.stdout.startswith("Usage: patternlock-setup"), r.stdout + r.stderr
     make("uninstall-setup", f"DESTDIR={stage}")
     assert files_under(stage) == {}
+
+
+def test_install_plasma_puts_both_lock_screen_packages_where_plasma_looks_and_turns_nothing_on(stage):
+    """make install-plasma (mk/plasma.mk): the Plasma 6 shell package and the
+    5.27 Look-and-Feel package under PREFIX/share/plasma, each with its
+    metadata and LockScreen.qml as make plasma built them, the environment file
+    the Plasma 6 drop-ins read at its fixed path, the command and its man page;
+    nothing in /etc or among systemd's units (nobody's lock screen changes);
+    uninstall-plasma takes it all away."""
+    make("install-plasma", f"DESTDIR={stage}")
+    found = files_under(stage)
+    for package, kind in (("shells/org.patternlock.plasma", "Plasma/Shell"),
+                          ("look-and-feel/org.patternlock.lookandfeel", "Plasma/LookAndFeel")):
+        base = f"/usr/local/share/plasma/{package}"
+        assert found.get(f"{base}/contents/lockscreen/LockScreen.qml") == 0o644, found
+        assert f'"KPackageStructure": "{kind}"' in (stage / base.lstrip("/") / "metadata.json").read_text()
+    assert found["/usr/share/patternlock/plasma-greeter.env"] == 0o644
+    assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" in \
+        (stage / "usr/share/patternlock/plasma-greeter.env").read_text().splitlines()
+    assert found["/usr/local/bin/patternlock-plasma"] == 0o755
+    assert found["/usr/local/share/man/man1/patternlock-plasma.1"] == 0o644
+    assert not [f for f in found if f.startswith(("/etc/", "/usr/lib/systemd/", "/usr/local/lib/systemd/"))], found
+    r = subprocess.run([str(stage / "usr/local/bin/patternlock-plasma"), "--help"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: patternlock-plasma"), r.stdout + r.stderr
+    make("uninstall-plasma", f"DESTDIR={stage}")
+    assert files_under(stage) == {}
+
+
+@pytest.fixture
+def nobody_home():
+    """A home directory nobody owns, where nobody can reach it (pytest's tmp_path is root's alone)."""
+    home = pathlib.Path(tempfile.mkdtemp(prefix="pl-home-", dir="/var/tmp"))
+    home.chmod(0o755)
+    shutil.chown(home, "nobody")
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_patternlock_plasma_writes_and_removes_only_the_users_own_drop_ins_and_refuses_root(nobody_home):
+    """The command of patternlock-plasma, run as a user (nobody, with a home of
+    its own here): enable writes a drop-in for each unit that starts Plasma 6's
+    lock screen, naming the package's environment file (missing: ignored), and
+    nothing outside the user's config; disable removes them. As root it refuses
+    and writes nothing: `sudo patternlock-plasma enable` would change root's
+    lock screen, not the user's."""
+    script = ROOT / "plasma" / "patternlock-plasma"
+    home = nobody_home
+
+    def run(*args, user="nobody"):
+        argv = ["env", f"HOME={home}", "XDG_CONFIG_HOME=", "sh", str(script), *args]
+        if user:
+            argv = ["runuser", "-u", user, "--"] + argv
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    r = run("enable", user=None)
+    assert r.returncode == 1 and "not as root" in r.stderr, r.stdout + r.stderr
+    assert list(home.iterdir()) == []
+    r = run("enable")
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    for unit in ("plasma-ksmserver.service", "plasma-kwin_wayland.service"):
+        dropin = home / ".config/systemd/user" / f"{unit}.d" / "patternlock.conf"
+        lines = dropin.read_text().splitlines()
+        assert "[Service]" in lines and "EnvironmentFile=-/usr/share/patternlock/plasma-greeter.env" in lines, lines
+    r = run("disable")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Plasma's own lock screen is back" in r.stdout
+    assert not (home / ".config/systemd/user/plasma-ksmserver.service.d").exists()
+    assert "Plasma 6: off" in run("status").stdout
+    r = run("frobnicate")
+    assert r.returncode == 2 and r.stderr.startswith("Usage: patternlock-plasma"), r.stdout + r.stderr
 
 
 def test_the_pam_module_goes_where_pam_unix_is():
