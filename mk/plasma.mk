@@ -11,14 +11,14 @@ PLASMA5 := build/plasma/org.patternlock.lookandfeel
 
 plasma: $(PLASMA6)/metadata.json $(PLASMA5)/metadata.json
 
-$(PLASMA6)/metadata.json: plasma/plasma6/metadata.json plasma/plasma6/LockScreen.qml plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
+$(PLASMA6)/metadata.json: plasma/plasma6/metadata.json $(wildcard plasma/plasma6/*.qml) plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
 	rm -rf $(PLASMA6) && mkdir -p $(PLASMA6)/contents/lockscreen
-	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma6/LockScreen.qml $(PLASMA6)/contents/lockscreen/
+	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma6/*.qml $(PLASMA6)/contents/lockscreen/
 	cp plasma/plasma6/metadata.json $@
 
-$(PLASMA5)/metadata.json: plasma/plasma5/metadata.json plasma/plasma5/LockScreen.qml plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
+$(PLASMA5)/metadata.json: plasma/plasma5/metadata.json $(wildcard plasma/plasma5/*.qml) plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
 	rm -rf $(PLASMA5) && mkdir -p $(PLASMA5)/contents/lockscreen
-	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma5/LockScreen.qml $(PLASMA5)/contents/lockscreen/
+	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma5/*.qml $(PLASMA5)/contents/lockscreen/
 	cp plasma/plasma5/metadata.json $@
 
 # make install-plasma: the two packages where Plasma looks for them, the

@@ -27,9 +27,12 @@ Item {
     /// The greeter has shown the screen (its first frame is up: input reaches it).
     property bool shown: false
     onShownChanged: describe()
-    /// Another user's session may be started (Switch User shows).
-    property bool canSwitchUser: false
-    signal switchUserRequested()
+    /// The version's own Switch User button (plasma5/ or plasma6/ SwitchUser.qml),
+    /// loaded apart: a module missing there leaves it out, not the lock screen.
+    property url switchUserSource: ""
+    /// What else unlocks beside the pattern (Plasma 6's fingerprint and
+    /// smartcard readers), in Breeze's words; "" when nothing.
+    property string otherWays: ""
 
     /// "pattern" (the grid), "password" (the field), "checking" (an answer sent).
     property string phase: "pattern"
@@ -71,6 +74,18 @@ Item {
         messages = m;
     }
 
+    /// The on-screen keyboard shown or hidden (with the field, which it types into).
+    function toggleKeyboard() {
+        if (phase !== "password") showField("");
+        var open = !(keyboard.item && keyboard.item.active);
+        field.forceActiveFocus();
+        if (keyboard.item) keyboard.item.activated = open;
+        if (open) Qt.inputMethod.show(); else Qt.inputMethod.hide();
+        debug("keyboard asked=" + (open ? 1 : 0) + " input-method-visible=" + (Qt.inputMethod.visible ? 1 : 0)
+              + " focus=" + (field.activeFocus ? 1 : 0));
+        describe();
+    }
+
     function showField(initial) {
         grid.clear();
         pendingPattern = null;
@@ -81,6 +96,8 @@ Item {
     }
 
     function backToGrid() {
+        if (keyboard.item) keyboard.item.activated = false;
+        Qt.inputMethod.hide();
         field.text = "";
         phase = "pattern";
         screen.forceActiveFocus();
@@ -117,12 +134,23 @@ Item {
         begin();
     }
 
+    /// Where the open on-screen keyboard is: x,y,width,height in the window.
+    function keyboardRect() {
+        var k = keyboard.item, o = k.mapToItem(null, 0, 0);
+        return Math.round(o.x) + "," + Math.round(o.y) + "," + Math.round(k.width) + "," + Math.round(k.height);
+    }
+
     function describe() {
         var g = grid.mapToItem(null, (grid.width - grid.side) / 2, (grid.height - grid.side) / 2);
         var b = button.mapToItem(null, button.width / 2, button.height / 2);
         debug("phase=" + phase + " grid=" + Math.round(g.x) + "," + Math.round(g.y) + "," + Math.round(grid.side)
               + " button=" + Math.round(b.x) + "," + Math.round(b.y) + " shown=" + (shown ? 1 : 0)
-              + " messages=" + JSON.stringify(messages));
+              + " keyboard=" + (keyboardButton.visible ? Math.round(keyboardButton.mapToItem(null, keyboardButton.width / 2, 0).x)
+                                + "," + Math.round(keyboardButton.mapToItem(null, 0, keyboardButton.height / 2).y) : "none")
+              + (keyboard.item && keyboard.item.active ? " keyboard-open=" + keyboardRect() : "")
+              + " switch-user=" + ["none", "ready", "loading", "error"][switchUser.status]
+              + " words=" + Math.round(talk.mapToItem(null, 0, 0).y) + "," + Math.round(talk.height)
+              + " messages=" + JSON.stringify(messages) + " other=" + JSON.stringify(otherWays));
     }
 
     Connections {
@@ -236,30 +264,59 @@ Item {
     Column {
         id: head
         anchors.horizontalCenter: parent.horizontalCenter
-        y: Math.max(16, grid.y - height - 16)
-        spacing: 8
+        y: 16
+        spacing: 6
         width: Math.min(screen.width - 32, 640)
 
+        // The time and the date, as Breeze's clock gives them (the locale's short
+        // time, its long date), each minute's change within a second.
         Text {
             id: clock
+            property date now: new Date()
             anchors.horizontalCenter: parent.horizontalCenter
             color: "white"
             font.pixelSize: 40
-            text: Qt.formatTime(new Date(), Qt.locale().timeFormat(Locale.ShortFormat))
+            text: Qt.formatTime(now, Qt.locale().timeFormat(Locale.ShortFormat))
             Timer {
                 interval: 1000
                 running: true
                 repeat: true
-                onTriggered: clock.text = Qt.formatTime(new Date(), Qt.locale().timeFormat(Locale.ShortFormat))
+                onTriggered: clock.now = new Date()
             }
         }
-        Image {
+        Text {
             anchors.horizontalCenter: parent.horizontalCenter
-            visible: screen.userImage !== "" && status === Image.Ready
-            source: screen.userImage === "" ? "" : (screen.userImage.indexOf("://") < 0 ? "file://" + screen.userImage : screen.userImage)
-            width: 72
-            height: 72
-            fillMode: Image.PreserveAspectCrop
+            color: "white"
+            font.pixelSize: 18
+            text: Qt.formatDate(clock.now, Qt.locale(), Locale.LongFormat)
+        }
+        // The user's picture, or (none, or unreadable) a person's outline in a
+        // circle, as Breeze shows then.
+        Item {
+            anchors.horizontalCenter: parent.horizontalCenter
+            width: 56
+            height: 56
+            Image {
+                id: face
+                anchors.fill: parent
+                source: screen.userImage === "" ? "" : (screen.userImage.indexOf("://") < 0 ? "file://" + screen.userImage : screen.userImage)
+                fillMode: Image.PreserveAspectCrop
+                visible: status === Image.Ready
+            }
+            Canvas {
+                anchors.fill: parent
+                visible: face.status !== Image.Ready
+                onPaint: {
+                    var c = getContext("2d"), w = width;
+                    c.reset();
+                    c.fillStyle = Qt.rgba(0, 0, 0, 0.35);
+                    c.strokeStyle = "white";
+                    c.lineWidth = 2;
+                    c.beginPath(); c.arc(w / 2, w / 2, w / 2 - 1, 0, 2 * Math.PI); c.fill(); c.stroke();
+                    c.beginPath(); c.arc(w / 2, w * 0.38, w * 0.15, 0, 2 * Math.PI); c.stroke();
+                    c.beginPath(); c.arc(w / 2, w * 0.92, w * 0.3, Math.PI * 1.15, Math.PI * 1.85); c.stroke();
+                }
+            }
         }
         Text {
             anchors.horizontalCenter: parent.horizontalCenter
@@ -267,23 +324,51 @@ Item {
             font.pixelSize: 24
             text: screen.userName
         }
-        Text {
-            id: messageText
+        // The messages, wrapped and whole: room for two lines is kept, so the
+        // grid stays put for a short one, and a longer one moves the grid down
+        // rather than being cut.
+        Item {
             width: parent.width
-            horizontalAlignment: Text.AlignHCenter
-            wrapMode: Text.Wrap
-            color: screen.flashing ? "#ff8a80" : "white"
-            font.pixelSize: 18
-            text: screen.messages.join("\n")
+            height: Math.max(50, talk.height)
+            Column {
+                id: talk
+                width: parent.width
+                spacing: 4
+                Text {
+                    id: messageText
+                    width: parent.width
+                    horizontalAlignment: Text.AlignHCenter
+                    wrapMode: Text.Wrap
+                    visible: text !== ""
+                    color: screen.flashing ? "#ff8a80" : "white"
+                    font.pixelSize: 18
+                    text: screen.messages.join("\n")
+                }
+                Text {
+                    width: parent.width
+                    horizontalAlignment: Text.AlignHCenter
+                    wrapMode: Text.Wrap
+                    visible: screen.otherWays !== ""
+                    color: "white"
+                    font.pixelSize: 16
+                    text: screen.otherWays
+                }
+            }
         }
     }
+
+    // Below the words: the grid (or the field), as large as the room left above
+    // its button and the row of Virtual Keyboard and Switch User allows.
+    readonly property real bodyTop: head.y + head.height + 12
+    readonly property real bodyRoom: height - bodyTop - 16 - button.height - 16 - 56
 
     PatternGrid {
         id: grid
         visible: screen.phase !== "password"
-        width: Math.min(screen.width, screen.height) * 0.45
+        width: Math.max(120, Math.min(screen.width * 0.7, screen.bodyRoom, 480))
         height: width
-        anchors.centerIn: parent
+        x: (screen.width - width) / 2
+        y: screen.bodyTop
         hidePath: screen.hidePath
         enabled: screen.phase === "pattern" && !screen.flashing
         onDrawn: function (dots) { screen.drawn(dots); }
@@ -297,7 +382,8 @@ Item {
     TextField {
         id: field
         visible: screen.phase === "password"
-        anchors.centerIn: parent
+        anchors.horizontalCenter: parent.horizontalCenter
+        y: screen.bodyTop + 8
         width: Math.min(screen.width - 64, 360)
         echoMode: TextInput.Password
         placeholderText: screen.promptText !== "" && !screen.promptRead.pattern ? screen.promptText : "Password"
@@ -310,17 +396,48 @@ Item {
         anchors.horizontalCenter: parent.horizontalCenter
         anchors.top: grid.bottom
         anchors.topMargin: 16
+        // "Use password" on the grid; on the field "Use pattern" while the
+        // module's prompt waits (not once pattern unlock is locked), so a
+        // finger alone goes both ways.
         visible: screen.phase === "pattern"
-        text: screen.usePasswordLabel
-        onClicked: screen.showField("")
+                 || (screen.phase === "password" && screen.awaiting && screen.promptRead.pattern === true)
+        text: screen.phase === "pattern" ? screen.usePasswordLabel : "Use pattern"
+        onClicked: screen.phase === "pattern" ? screen.showField("") : screen.backToGrid()
+    }
+
+    // The on-screen keyboard, for the password field, as Breeze loads it:
+    // Qt's virtual keyboard on X11, KWin's input method on Wayland. Loaded
+    // apart: where neither is installed the button is not shown.
+    Loader {
+        id: keyboard
+        z: 100
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        source: Qt.platform.pluginName.indexOf("wayland") >= 0 ? "KeyboardWayland.qml" : "KeyboardX11.qml"
+        onStatusChanged: screen.describe()
+    }
+    Connections {
+        target: keyboard.item
+        ignoreUnknownSignals: true
+        function onActiveChanged() { screen.describe(); }
     }
 
     Button {
+        id: keyboardButton
+        anchors.left: parent.left
+        anchors.bottom: parent.bottom
+        anchors.margins: 16
+        visible: keyboard.status === Loader.Ready && !(keyboard.item && keyboard.item.active)
+        text: "Virtual Keyboard"
+        onClicked: screen.toggleKeyboard()
+    }
+
+    Loader {
+        id: switchUser
         anchors.right: parent.right
         anchors.bottom: parent.bottom
         anchors.margins: 16
-        visible: screen.canSwitchUser
-        text: "Switch User"
-        onClicked: screen.switchUserRequested()
+        source: screen.switchUserSource
+        onStatusChanged: screen.describe()
     }
 }

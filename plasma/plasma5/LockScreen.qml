@@ -43,5 +43,6 @@ Item {
         userName: kscreenlocker_userName
         userImage: kscreenlocker_userImage
         hidePath: typeof config !== "undefined" && config.hidePath === true
+        switchUserSource: Qt.resolvedUrl("SwitchUser.qml")
     }
 }

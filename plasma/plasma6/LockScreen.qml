@@ -6,7 +6,9 @@
 // signals promptChanged, promptForSecretChanged, infoMessageChanged and
 // errorMessageChanged carry no text (the properties do); failed(kind, …) with
 // kind 0 is the password's conversation (fingerprint and smartcard readers,
-// which run beside it, fail on their own and are left alone).
+// which run beside it, fail on their own and are left alone; while they are
+// waiting, the screen says so in Breeze's words, and shows their errors; any
+// of them that succeeds unlocks through succeeded() as the password does).
 import QtQuick 2.15
 
 Item {
@@ -37,7 +39,17 @@ Item {
         function onErrorMessageChanged() { if (authenticator.errorMessage !== "") adapter.said(authenticator.errorMessage, true); }
         function onSucceeded() { adapter.succeeded(); }
         function onFailed(kind, which) { if (kind === 0) adapter.failed(); }
+        function onNoninteractiveError(kind, which) { if (which && which.errorMessage !== "") adapter.said(which.errorMessage, true); }
     }
+
+    // Authenticator.Fingerprint (1) and Authenticator.Smartcard (2) of
+    // org.kde.kscreenlocker, read as numbers: that module is not imported, so
+    // nothing here can keep the screen from loading.
+    readonly property int readers: authenticator.authenticatorTypes || 0
+    readonly property string otherWays: [
+        (readers & 1) ? "(or scan your fingerprint on the reader)" : "",
+        (readers & 2) ? "(or scan your smartcard)" : ""
+    ].filter(function (line) { return line !== ""; }).join("\n")
 
     PatternScreen {
         anchors.fill: parent
@@ -46,5 +58,7 @@ Item {
         userName: kscreenlocker_userName
         userImage: kscreenlocker_userImage
         hidePath: typeof config !== "undefined" && config.hidePath === true
+        otherWays: root.otherWays
+        switchUserSource: Qt.resolvedUrl("SwitchUser.qml")
     }
 }

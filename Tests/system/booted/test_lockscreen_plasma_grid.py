@@ -56,11 +56,12 @@ class PlasmaLock(Desktop):
     on logind's word and shows patternlock's grid (once the user has run
     `patternlock-plasma enable`)."""
 
-    def __init__(self, clients, user, enable=True):
-        super().__init__(clients, user, "plasma")
+    def __init__(self, clients, user, enable=True, wayland=False):
+        super().__init__(clients, user, "plasma-wayland" if wayland else "plasma")
         self.uid = clients.uid(user)
         self.version = clients.plasma
         self.enable = enable
+        self.unit = "plasma-kwin_wayland.service" if wayland else "plasma-ksmserver.service"
         self.mark = 0
 
     def __enter__(self):
@@ -68,6 +69,17 @@ class PlasmaLock(Desktop):
         if self.enable:
             out = self.system.ok(f"runuser -u {self.user} -- patternlock-plasma enable")
             assert "The pattern grid is on" in out, out
+        if self.unit == "plasma-kwin_wayland.service":
+            # What this machine lacks, a display device, and only that: KWin
+            # in a window on Xvfb (its X11 backend, QPainter), the greeter it
+            # starts drawing in software. A drop-in of its own beside the one
+            # patternlock-plasma wrote; WAYLAND_DISPLAY unset, or KWin would
+            # take a nested Wayland backend.
+            dropin = f"/home/{self.user}/.config/systemd/user/plasma-kwin_wayland.service.d/zz-headless-test.conf"
+            self.system.ok(f"install -D -o {self.user} -g {self.user} -m 0644 /dev/stdin {dropin}",
+                           input="[Service]\nExecStart=\nExecStart=/usr/bin/kwin_wayland_wrapper --x11-display :5 "
+                                 "--width 800 --height 600\nEnvironment=KWIN_COMPOSE=Q QT_QUICK_BACKEND=software\n"
+                                 "UnsetEnvironment=WAYLAND_DISPLAY\n")
         super().__enter__()
         self.wait(f"test -s {self.dir}/session && runuser -u {self.user} -- env {self.bus()} "
                   f"gdbus introspect --session --dest org.freedesktop.ScreenSaver --object-path /ScreenSaver "
@@ -81,9 +93,9 @@ class PlasmaLock(Desktop):
         return super().diagnostics() + self.log()[-3000:]
 
     def log(self):
-        """ksmserver's and the greeter's output: the unit's journal."""
+        """ksmserver's (or KWin's) and the greeter's output: the unit's journal."""
         return self.system.run(f"journalctl --no-pager -o cat _UID={self.uid} "
-                               f"_SYSTEMD_USER_UNIT=plasma-ksmserver.service").stdout
+                               f"_SYSTEMD_USER_UNIT={self.unit}").stdout
 
     def said(self, pattern):
         """What the lock screen said (its console.log lines) since the last lock."""
@@ -113,6 +125,18 @@ class PlasmaLock(Desktop):
             # Shown: the greeter has put up its first frame (before it, a press may go nowhere).
             self.poll(lambda: self.said(r"^prompt kind=pattern") and self.said(r"^phase=pattern grid=.* shown=1 "),
                       "the grid shown and the module's prompt")
+            # Shown is not yet painted: the wallpaper and the dots come a moment later.
+            self.poll(self.dots_painted, "the grid's dots on the screen")
+
+    def dots_painted(self):
+        """True once the first and the last dot are on the screen (light grey)."""
+        centre = self.grid()
+        for dot in (1, 9):
+            x, y = centre(dot)
+            pixel = self.probe(f"%[hex:p{{{round(x)},{round(y)}}}]").strip()
+            if min(int(pixel[i:i + 2], 16) for i in (0, 2, 4)) < 170:
+                return False
+        return True
 
     def grid(self):
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", self.said(r"^phase=.* grid=")[-1]).groups())
@@ -147,16 +171,23 @@ class PlasmaLock(Desktop):
         self.as_user("xdotool type --delay 30 --file - && xdotool key Return", input=text)
 
     def read(self, name):
-        """A screenshot (build/lockscreens/plasma-NAME.png) and what tesseract
-        reads above the grid (the name and the messages), on one line: that
-        band cropped, three times larger, grey, dark on light (the wallpaper
-        shows behind)."""
+        """A screenshot (build/lockscreens/plasma-VERSION-NAME.png) and what
+        tesseract reads in the band of the messages (under the name, above the
+        grid, where the lock screen says they are): that band cropped, grey,
+        dark on light (the wallpaper shows behind), read as one block at two
+        and three times its size, the readings joined (each size alone misreads
+        a word now and then, never the same one)."""
         self.shot(name)
         name = f"{self.version}-{name}"
-        top = int(re.search(r"grid=\d+,(\d+),", self.said(r"^phase=.* grid=")[-1]).group(1))
-        return " ".join(self.as_user(f"/usr/bin/convert {name}.png -crop 800x{top}+0+0 -resize 300% "
-                                     f"-colorspace gray -negate {name}-band.png && "
-                                     f"tesseract {name}-band.png - 2>/dev/null").split())
+        self.poll(lambda: self.said(r" words=\d+,[1-9]"), "the messages on the screen")
+        top, height = (int(v) for v in re.search(r" words=(\d+),(\d+)", self.said(r" words=")[-1]).groups())
+        readings = []
+        for scale in (200, 300):
+            readings.append(" ".join(self.as_user(
+                f"/usr/bin/convert {name}.png -crop 800x{height + 8}+0+{max(0, top - 4)} -resize {scale}% "
+                f"-colorspace gray -negate {name}-band.png && "
+                f"tesseract {name}-band.png - --psm 6 2>/dev/null").split()))
+        return " | ".join(readings)
 
     def shot(self, name):
         """build/lockscreens/plasma-VERSION-NAME.png, and VERSION-NAME.png in the session's directory."""
@@ -290,3 +321,114 @@ def test_disable_and_removing_the_package_each_bring_plasmas_own_lock_screen_bac
     finally:
         s.ok(f"apt-get install -y -q --no-install-recommends {clients.deb} 2>&1")
     assert verify_results(clients, user) == ["OK", "OK"]
+
+
+def test_the_virtual_keyboard_button_opens_the_password_field_with_a_keyboard_whose_taps_unlock(clients):
+    """Breeze's "Virtual Keyboard" button stays, so a finger alone reaches the
+    password: where Qt's virtual keyboard is installed (Debian 13's Plasma 6.3,
+    as a Plasma desktop has it), the button shows, a click opens the field with
+    the keyboard under it, and the password tapped on its keys (the pointer
+    clicks each letter where the keyboard's rows put it) unlocks; where it is
+    not (Debian 12's container), neither is the button, and the screen loads."""
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    with PlasmaLock(clients, user) as desk:
+        # Logged in with PASSWORD; the one tapped is of letters only (one page of the keyboard).
+        password = "touchtyped"
+        clients.system.ok("chpasswd", input=f"{user}:{password}\n")
+        desk.lock()
+        line = desk.said(r"^phase=pattern ")[-1]
+        installed = clients.system.run(
+            "ls /usr/lib/*/qt*/plugins/platforminputcontexts/libqtvirtualkeyboardplugin.so").returncode == 0
+        if not installed:
+            assert "keyboard=none" in line, line
+            return
+        x, y = (int(v) for v in re.search(r"keyboard=(\d+),(\d+)", line).groups())
+        desk.as_user(f"xdotool mousemove {x} {y} click 1 mousemove 5 5")
+        desk.poll(lambda: desk.said(r"^phase=password .*keyboard-open="), "the field with the keyboard open")
+        desk.shot("keyboard")
+        kx, ky, kw, kh = (int(v) for v in
+                          re.search(r"keyboard-open=(\d+),(\d+),(\d+),(\d+)", desk.said(r"keyboard-open=")[-1]).groups())
+        # Qt's English layout: four rows of equal height; ten keys across the
+        # first, the second set in by half a key, the third after Shift; Enter
+        # at the right of the last.
+        rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
+        offset = [0.5, 1.0, 2.0]
+        place = {ch: (kx + (offset[r] + i) * kw / 10, ky + (r + 0.5) * kh / 4)
+                 for r, keys in enumerate(rows) for i, ch in enumerate(keys)}
+        words = []
+        for ch in password:
+            px, py = place[ch]
+            words += [f"mousemove {round(px)} {round(py)}", "click 1", "sleep 0.15"]
+        words += [f"mousemove {round(kx + kw - kw / 20)} {round(ky + 3.5 * kh / 4)}", "click 1", "mousemove 5 5"]
+        assert desk.active()
+        desk.as_user("xdotool " + " ".join(words))
+        desk.unlocks()
+    assert verify_results(clients, user) in ([], ["NOT_A_PATTERN"]), verify_results(clients, user)
+
+
+FINGERPRINT_STANDIN = """#!/bin/sh
+# A fingerprint reader's stand-in for the test: the PAM service kde-fingerprint
+# succeeds once the test puts a file for the user, fails after two minutes.
+for i in $(seq 1200); do
+    if [ -e "/var/tmp/pl-finger/$PAM_USER" ]; then exit 0; fi
+    sleep 0.1
+done
+exit 1
+"""
+
+
+def test_a_fingerprint_reader_beside_the_grid_is_named_on_screen_and_unlocks_without_the_pattern(
+        trixie_system, project_debs):
+    """Plasma 6 runs the PAM services kde-fingerprint and kde-smartcard beside
+    kde's conversation. Our screen names a waiting reader in Breeze's words and
+    unlocks when it succeeds, and the daemon is never asked. There is no reader
+    here: kde-fingerprint is a stand-in stack (pam_exec of a script that
+    succeeds when the test says the finger is on)."""
+    s = trixie_system
+    clients = Clients(s)
+    clients.plasma = "6.3"
+    clients.deb = project_debs["patternlock-plasma"]
+    s.ok("mkdir -p -m 1777 /var/tmp/pl-finger && install -m 0755 /dev/stdin /usr/local/libexec/pl-fingerprint",
+         input=FINGERPRINT_STANDIN)
+    s.ok("printf 'auth required pam_exec.so quiet /usr/local/libexec/pl-fingerprint\\n' > /etc/pam.d/kde-fingerprint")
+    try:
+        user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+        with PlasmaLock(clients, user) as desk:
+            desk.lock()
+            desk.poll(lambda: desk.said(r'other="\(or scan your fingerprint on the reader\)"'),
+                      "the screen naming the fingerprint reader")
+            said = desk.read("fingerprint")
+            assert "scan your fingerprint" in said, said
+            s.ok(f"runuser -u {user} -- touch /var/tmp/pl-finger/{user}")
+            desk.unlocks()
+        assert verify_results(clients, user) == [], verify_results(clients, user)
+    finally:
+        s.run("rm -f /etc/pam.d/kde-fingerprint /usr/local/libexec/pl-fingerprint; rm -rf /var/tmp/pl-finger")
+
+
+def test_on_wayland_kwin_starts_the_grid_through_the_drop_in_and_the_dragged_pattern_unlocks(
+        trixie_system, project_debs):
+    """Plasma 6 on Wayland: KWin locks the session and starts the greeter, so
+    the variable must reach plasma-kwin_wayland.service, as the drop-in of
+    `patternlock-plasma enable` gives it. A user's systemd starts that unit (KWin
+    in a window on Xvfb, the only change for this machine), `loginctl
+    lock-session` locks, the greeter (a Wayland client of KWin) shows our grid,
+    the pattern dragged on KWin's window unlocks, and KWin's ScreenSaver says so;
+    a wrong one first is refused and counted."""
+    clients = Clients(trixie_system)
+    clients.plasma = "6.3"
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    with PlasmaLock(clients, user, wayland=True) as desk:
+        desk.lock()
+        env = trixie_system.ok(f"for p in $(pgrep -u {user} -f libexec/kscreenlocker_greet); do "
+                               "tr '\\0' '\\n' < /proc/$p/environ; done")
+        assert "QT_QPA_PLATFORM=wayland" in env.splitlines(), "the greeter is not KWin's Wayland client"
+        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" in env.splitlines()
+        desk.shot("wayland-locked")
+        desk.drag(WRONG_PATTERN)
+        desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
+        assert desk.active()
+        desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
+        desk.drag(PATTERN)
+        desk.unlocks()
+    assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]

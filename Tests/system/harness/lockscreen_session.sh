@@ -4,10 +4,10 @@
 # with `login` on a pty and execs this as the session's shell), so that the lock
 # screens it starts, and the PAM conversations they run, belong to that session.
 #
-#   lockscreen_session.sh sway|x11|kde|plasma DIR
+#   lockscreen_session.sh sway|x11|kde|plasma|plasma-wayland DIR
 #
 # Starts a display server of that kind (sway on the headless wlroots backend, or
-# Xvfb :5 for x11, kde and plasma), writes DIR/ready, then each time DIR/lock appears
+# Xvfb :5 for the others), writes DIR/ready, then each time DIR/lock appears
 # removes it and runs the lock screen (swaylock, xsecurelock, or KDE Plasma's
 # greeter in its testing mode, on a D-Bus session bus of its own) in the foreground, its output in
 # DIR/locker.N.log and its exit status in DIR/rc.N. When DIR/quit appears it
@@ -19,7 +19,9 @@
 # whatever drop-ins the user has (patternlock-plasma enable writes one). ksmserver
 # locks when logind tells the session to (`loginctl lock-session`) and starts the
 # greeter itself; its output, and the greeter's, is in the journal. DIR/lock is
-# not used.
+# not used. plasma-wayland is the same with plasma-kwin_wayland.service, KWin as
+# the Wayland compositor that locks and starts the greeter; with no display
+# hardware here, the test's drop-in runs KWin in a window on Xvfb.
 set -u
 kind=$1
 dir=$2
@@ -32,20 +34,25 @@ sway)
     export WAYLAND_DISPLAY=wayland-1
     until [ -S "$XDG_RUNTIME_DIR/$WAYLAND_DISPLAY" ] && grim - >/dev/null 2>&1; do sleep 0.1; done
     ;;
-x11 | kde | plasma)
+x11 | kde | plasma | plasma-wayland)
     Xvfb :5 -screen 0 800x600x24 -nolisten tcp >"$dir/server.log" 2>&1 </dev/null &
     server=$!
     export DISPLAY=:5
     until xdpyinfo >/dev/null 2>&1; do sleep 0.1; done
-    if [ "$kind" = plasma ]; then
+    unit=
+    case $kind in
+    plasma) unit=plasma-ksmserver.service ;;
+    plasma-wayland) unit=plasma-kwin_wayland.service ;;
+    esac
+    if [ -n "$unit" ]; then
         echo "$XDG_SESSION_ID" >"$dir/session"
         systemctl --user import-environment DISPLAY XDG_SESSION_ID &&
-            systemctl --user start plasma-ksmserver.service >"$dir/ksmserver.start" 2>&1 ||
-            echo "plasma-ksmserver.service did not start" >>"$dir/server.log"
+            systemctl --user start "$unit" >"$dir/unit.start" 2>&1 ||
+            echo "$unit did not start" >>"$dir/server.log"
     fi
     ;;
 *)
-    echo "usage: $0 sway|x11|kde|plasma DIR" >&2
+    echo "usage: $0 sway|x11|kde|plasma|plasma-wayland DIR" >&2
     exit 2
     ;;
 esac
@@ -67,6 +74,6 @@ while [ ! -e "$dir/quit" ]; do
     fi
     sleep 0.1
 done
-[ "$kind" = plasma ] && systemctl --user stop plasma-ksmserver.service
+[ -n "${unit:-}" ] && systemctl --user stop "$unit"
 kill "$server"
 wait

@@ -61,9 +61,10 @@ class Desktop:
     and, on request, its lock screen, both in the session. The test types and
     takes screenshots as the user from outside, as a keyboard and a camera would."""
 
-    LOCKER = {"sway": "swaylock", "x11": "xsecurelock", "kde": "kscreenlocker_greet", "plasma": "kscreenlocker_greet"}
+    LOCKER = {"sway": "swaylock", "x11": "xsecurelock", "kde": "kscreenlocker_greet", "plasma": "kscreenlocker_greet",
+              "plasma-wayland": "kscreenlocker_greet"}
     # xsecurelock's default XSECURELOCK_PAM_SERVICE; KDE's greeter has "kde" in its code.
-    SERVICE = {"sway": "swaylock", "x11": "common-auth", "kde": "kde", "plasma": "kde"}
+    SERVICE = {"sway": "swaylock", "x11": "common-auth", "kde": "kde", "plasma": "kde", "plasma-wayland": "kde"}
 
     def __init__(self, clients, user, kind):
         self.clients, self.system, self.user, self.kind = clients, clients.system, user, kind

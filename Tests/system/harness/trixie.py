@@ -67,6 +67,9 @@ PACKAGES = sorted([
     # (plasma-desktop), kwin_wayland, which starts the greeter on Wayland; on X11 a
     # virtual server, the pointer driven and the screen grabbed
     "libkscreenlocker6", "plasma-workspace", "plasma-desktop", "kwin-wayland",
+    # Qt's on-screen keyboard behind the lock screen's Virtual Keyboard button on X11
+    # (a Plasma desktop has it through sddm-theme-breeze's Recommends)
+    "qt6-virtualkeyboard-plugin",
     "xvfb", "xdotool", "dbus-x11", "x11-apps", "x11-utils", "imagemagick", "xauth",
 ])
 # Part of the cache key: bump it when the way the root is made changes.

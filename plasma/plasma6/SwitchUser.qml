@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plasma 6's Switch User, as Breeze has it: shown where a new session may be
+// started, it asks the display manager for its greeter (the screen stays
+// locked). Loaded apart by PatternScreen.qml: if the sessions module is
+// missing, only this button is.
+import QtQuick 2.15
+import QtQuick.Controls 2.15
+import org.kde.plasma.private.sessions 2.0
+
+Button {
+    visible: sessions.canSwitchUser
+    text: "Switch User"
+    onClicked: sessions.switchUser()
+
+    SessionManagement {
+        id: sessions
+    }
+}
