@@ -432,3 +432,21 @@ def test_on_wayland_kwin_starts_the_grid_through_the_drop_in_and_the_dragged_pat
         desk.drag(PATTERN)
         desk.unlocks()
     assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
+
+
+def test_the_pattern_typed_on_keys_1_to_9_unlocks_and_any_other_key_starts_the_password(clients):
+    """The keyboard does what the pointer does: the dots typed as digits and
+    Enter unlock as a drawn pattern does; locked again, a letter opens the
+    password field with that letter in it, and the rest of the password typed
+    after it unlocks, not counted as an attempt."""
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    with PlasmaLock(clients, user) as desk:
+        desk.lock()
+        desk.type(PATTERN)
+        desk.unlocks()
+        desk.lock()
+        assert not PASSWORD[0].isdigit()
+        desk.type(PASSWORD)
+        desk.unlocks()
+        assert desk.said(r"^phase=password ")
+    assert verify_results(clients, user) == ["OK"], verify_results(clients, user)
