@@ -450,3 +450,38 @@ def test_the_pattern_typed_on_keys_1_to_9_unlocks_and_any_other_key_starts_the_p
         desk.unlocks()
         assert desk.said(r"^phase=password ")
     assert verify_results(clients, user) == ["OK"], verify_results(clients, user)
+
+
+def test_hide_path_set_in_kscreenlockerrc_draws_no_lit_dot_while_the_pattern_is_drawn(clients):
+    """The lock screen's hidePath setting (its config.xml; kscreenlockerrc
+    [Greeter][LnF][General]): with it off, the dots a press has passed are lit
+    while the finger is still down; with it on, they stay as they were, and
+    the pattern still unlocks."""
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    kwrite = "kwriteconfig6" if clients.plasma == "6.3" else "kwriteconfig5"
+
+    def dot_while_drawing(desk):
+        """The colour of dot 2 with the pointer pressed on 1 and moved over 2 to 3."""
+        centre = desk.grid()
+        (x1, y1), (x2, y2), (x3, y3) = centre(1), centre(2), centre(3)
+        desk.as_user(f"xdotool mousemove --sync {round(x1)} {round(y1)} sleep 0.25 mousedown 1 sleep 0.25 "
+                     f"mousemove {round(x2)} {round(y2)} sleep 0.25 mousemove {round(x3)} {round(y3)} sleep 0.5")
+        pixel = desk.probe(f"%[hex:p{{{round(x2)},{round(y2)}}}]").strip()
+        desk.as_user("xdotool mouseup 1 mousemove 5 5")  # three dots: not counted
+        desk.poll(lambda: desk.said(r"Connect at least 4 dots"), "the short path refused, uncounted")
+        return int(pixel[0:2], 16), int(pixel[2:4], 16), int(pixel[4:6], 16)
+
+    with PlasmaLock(clients, user) as desk:
+        desk.lock()
+        r, g, b = dot_while_drawing(desk)
+        assert b > 200 and r < 150, f"dot 2 is not lit while drawn: {r},{g},{b}"
+        desk.drag(PATTERN)
+        desk.unlocks()
+        desk.as_user(f"{kwrite} --file kscreenlockerrc --group Greeter --group LnF --group General "
+                     "--key hidePath true")
+        desk.lock()
+        r, g, b = dot_while_drawing(desk)
+        assert abs(r - b) < 40 and r > 150, f"dot 2 is lit with hidePath set: {r},{g},{b}"
+        desk.drag(PATTERN)
+        desk.unlocks()
+    assert verify_results(clients, user) == ["OK", "OK"], verify_results(clients, user)
