@@ -19,7 +19,10 @@ Item {
     id: screen
 
     /// The greeter's authenticator in one form: start(), respond(text),
-    /// signals prompted(text, secret), said(text, error), succeeded(), failed().
+    /// signals prompted(text, secret), said(text, error), succeeded(), failed();
+    /// startAgain: start() may be called again while a conversation runs (Plasma
+    /// 6, where it is then a no-op, and also during the grace time after an
+    /// idle lock, when no conversation may start yet).
     property QtObject auth
     property string userName: ""
     property string userImage: ""
@@ -45,13 +48,16 @@ Item {
     property var messages: []
     property bool flashing: false
     property bool started: false
+    /// The keys 1-9 typed on the grid since it was last cleared, as typed: the
+    /// start of a password if a letter follows.
+    property string typedKeys: ""
 
     readonly property string usePasswordLabel: "Use password"
 
     function debug(text) { console.log("patternlock-plasma: " + text); }
 
     function begin() {
-        if (started) return;
+        if (started && auth.startAgain !== true) return;
         started = true;
         awaiting = false;
         promptText = "";
@@ -88,6 +94,7 @@ Item {
 
     function showField(initial) {
         grid.clear();
+        typedKeys = "";
         pendingPattern = null;
         phase = "password";
         field.text = initial || "";
@@ -104,9 +111,11 @@ Item {
         describe();
     }
 
-    /// The field's text, from Enter or the button.
+    /// The field's text, from Enter or the button (an empty Enter is nobody's
+    /// password: it is not sent, so it costs no pam_faillock attempt).
     function submitField() {
         var text = field.text;
+        if (text === "") return;
         field.text = "";
         if (!awaiting) {
             pendingPassword = text;
@@ -125,8 +134,16 @@ Item {
 
     function drawn(dots) {
         messages = [];
+        typedKeys = "";
         if (awaiting && promptRead.pattern) {
             respond(Module.answer(dots, promptRead.layout || "phone"), true);
+            return;
+        }
+        if (awaiting) {
+            // Another module's question (pam_unix's, once pattern unlock is
+            // locked): a pattern never answers it.
+            say("Type your password: the pattern is not asked for now.");
+            showField("");
             return;
         }
         pendingPattern = dots;
@@ -202,15 +219,29 @@ Item {
             screen.awaiting = false;
             screen.started = false;
             screen.pendingPassword = null;
+            screen.pendingPattern = null;
             if (screen.lastWasPattern) {
                 grid.wrong = true;
                 screen.flashing = true;
                 screen.phase = "pattern";
+            } else {
+                screen.say("Unlocking failed.");
             }
             screen.debug("attempt result=failure");
             screen.describe();
             restart.start();
         }
+    }
+
+    // An answer waiting for its question, and none asked (Plasma 6's grace time
+    // after an idle lock refuses to start a conversation): asked again each
+    // second, where asking again is safe, until one starts.
+    Timer {
+        interval: 1000
+        repeat: true
+        running: screen.phase === "checking" && !screen.awaiting && screen.auth !== null
+                 && screen.auth.startAgain === true && (screen.pendingPattern !== null || screen.pendingPassword !== null)
+        onTriggered: screen.auth.start()
     }
 
     // A wrong pattern stays red for a second; then the next attempt begins.
@@ -240,6 +271,7 @@ Item {
         if (screen.phase !== "pattern") return;
         var key = ev.key;
         if (key >= Qt.Key_1 && key <= Qt.Key_9) {
+            screen.typedKeys += ev.text;
             grid.type(Module.keyForDot(key - Qt.Key_0, screen.promptRead.layout || "phone"));
             ev.accepted = true;
         } else if (key === Qt.Key_Return || key === Qt.Key_Enter) {
@@ -247,10 +279,12 @@ Item {
             ev.accepted = true;
         } else if (key === Qt.Key_Escape || key === Qt.Key_Backspace) {
             grid.clear();
+            screen.typedKeys = "";
             ev.accepted = true;
         } else if (ev.text.length > 0 && ev.text.charCodeAt(0) >= 0x20) {
-            // Any other key: the password, from its first character.
-            screen.showField(ev.text);
+            // Any other key: the password, from its first character (and the
+            // digits typed before it, which began it).
+            screen.showField(screen.typedKeys + ev.text);
             ev.accepted = true;
         }
     }
@@ -376,7 +410,7 @@ Item {
             screen.say("Connect at least 4 dots. This was not counted; try again.");
             screen.describe();
         }
-        onStarted: screen.messages = []
+        onStarted: { screen.messages = []; screen.typedKeys = ""; }
     }
 
     TextField {
@@ -388,7 +422,8 @@ Item {
         echoMode: TextInput.Password
         placeholderText: screen.promptText !== "" && !screen.promptRead.pattern ? screen.promptText : "Password"
         onAccepted: screen.submitField()
-        Keys.onEscapePressed: if (text === "") screen.backToGrid()
+        // Back to the grid only while the pattern may answer (not once pam_unix asks).
+        Keys.onEscapePressed: if (text === "" && (!screen.awaiting || screen.promptRead.pattern === true)) screen.backToGrid()
     }
 
     Button {

@@ -11,6 +11,7 @@ Item {
 
     // Set by the greeter.
     property bool viewVisible: false
+    property bool locked: false
     property bool suspendToRamSupported: false
     property bool suspendToDiskSupported: false
     signal suspendToRam()
@@ -22,6 +23,7 @@ Item {
         signal said(string text, bool error)
         signal succeeded()
         signal failed()
+        readonly property bool startAgain: false
         function start() { authenticator.tryUnlock(); }
         function respond(text) { authenticator.respond(text); }
     }

@@ -16,6 +16,7 @@ Item {
 
     // Set by the greeter.
     property bool viewVisible: false
+    property bool locked: false
     property bool suspendToRamSupported: false
     property bool suspendToDiskSupported: false
     signal suspendToRam()
@@ -27,6 +28,7 @@ Item {
         signal said(string text, bool error)
         signal succeeded()
         signal failed()
+        readonly property bool startAgain: true
         function start() { authenticator.startAuthenticating(); }
         function respond(text) { authenticator.respond(text); }
     }
