@@ -490,3 +490,27 @@ def test_hide_path_set_in_kscreenlockerrc_draws_no_lit_dot_while_the_pattern_is_
         desk.drag(PATTERN)
         desk.unlocks()
     assert verify_results(clients, user) == ["OK", "OK"], verify_results(clients, user)
+
+
+def test_after_an_idle_lock_and_its_grace_time_the_drawn_pattern_unlocks(clients):
+    """Plasma locks an idle session itself (kscreenlockerrc [Daemon] Timeout,
+    in minutes), with a grace time (LockGrace) in which any input unlocks
+    without a question and no conversation may start. After it, the first
+    drawing starts one and answers it: the screen never waits for a question
+    that was refused during the grace time."""
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    kwrite = "kwriteconfig6" if clients.plasma == "6.3" else "kwriteconfig5"
+    for key, value in (("Autolock", "true"), ("Timeout", "1"), ("LockGrace", "3")):
+        clients.system.ok(f"runuser -u {user} -- {kwrite} --file kscreenlockerrc --group Daemon --key {key} {value}")
+    with PlasmaLock(clients, user) as desk:
+        # No input from here on: a minute without any, and the session locks.
+        desk.poll(desk.active, "the idle lock", timeout=120)
+        desk.wait(f"pgrep -u {user} -f 'kscreenlocker_greet.*--graceTime 3000' >/dev/null",
+                  "the greeter started with the grace time")
+        desk.poll(lambda: desk.said(r"^phase=pattern grid=.* shown=1 "), "the grid shown")
+        desk.poll(desk.dots_painted, "the grid's dots on the screen")
+        time.sleep(4)  # the grace time over: input no longer unlocks by itself
+        desk.drag(PATTERN)
+        desk.unlocks()
+        assert desk.said(r"^answered kind=pattern")
+    assert verify_results(clients, user) == ["OK"], verify_results(clients, user)
