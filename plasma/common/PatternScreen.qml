@@ -87,8 +87,6 @@ Item {
         field.forceActiveFocus();
         if (keyboard.item) keyboard.item.activated = open;
         if (open) Qt.inputMethod.show(); else Qt.inputMethod.hide();
-        debug("keyboard asked=" + (open ? 1 : 0) + " input-method-visible=" + (Qt.inputMethod.visible ? 1 : 0)
-              + " focus=" + (field.activeFocus ? 1 : 0));
         describe();
     }
 

@@ -131,12 +131,18 @@ class PlasmaLock(Desktop):
     def dots_painted(self):
         """True once the first and the last dot are on the screen (light grey)."""
         centre = self.grid()
-        for dot in (1, 9):
-            x, y = centre(dot)
-            pixel = self.probe(f"%[hex:p{{{round(x)},{round(y)}}}]").strip()
-            if min(int(pixel[i:i + 2], 16) for i in (0, 2, 4)) < 170:
-                return False
-        return True
+        return all(min(self.pixel(*centre(dot))) >= 170 for dot in (1, 9))
+
+    def pixel(self, x, y, png=None):
+        """(r, g, b) at x, y: of the screen now, or of a screenshot in the session's directory."""
+        fmt = f"%[hex:p{{{round(x)},{round(y)}}}]"
+        hexa = (self.as_user(f"/usr/bin/convert {png} -format '{fmt}' info:") if png else self.probe(fmt)).strip()
+        return tuple(int(hexa[i:i + 2], 16) for i in (0, 2, 4))
+
+    def greeter_env(self):
+        """The environment of the user's greeter, as lines NAME=VALUE."""
+        return self.system.ok(f"for p in $(pgrep -u {self.user} -f libexec/kscreenlocker_greet); do "
+                              "tr '\\0' '\\n' < /proc/$p/environ; done").splitlines()
 
     def grid(self):
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", self.said(r"^phase=.* grid=")[-1]).groups())
@@ -226,10 +232,8 @@ def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one
         # Red on that same screenshot, halfway between the first two dots of the path.
         centre = desk.grid()
         (ax, ay), (bx, by) = centre(int(WRONG_PATTERN[0])), centre(int(WRONG_PATTERN[1]))
-        pixel = desk.as_user(f"/usr/bin/convert {desk.version}-grid-wrong.png -format "
-                             f"'%[hex:p{{{round((ax + bx) / 2)},{round((ay + by) / 2)}}}]' info:").strip()
-        r, g = int(pixel[0:2], 16), int(pixel[2:4], 16)
-        assert r > 150 and g < 110, f"the wrong path is not red: #{pixel}"
+        r, g, b = desk.pixel((ax + bx) / 2, (ay + by) / 2, png=f"{desk.version}-grid-wrong.png")
+        assert r > 150 and g < 110, f"the wrong path is not red: {r},{g},{b}"
         assert desk.active()
         desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
         desk.drag(PATTERN)
@@ -280,9 +284,8 @@ def plasma_own_screen_takes_the_typed_pattern(desk, name, turned_off=True):
     desk.lock(grid=False)
     time.sleep(3)
     if turned_off and desk.version == "6.3":
-        env = desk.system.ok(f"for p in $(pgrep -u {desk.user} -f libexec/kscreenlocker_greet); do "
-                             "tr '\\0' '\\n' < /proc/$p/environ; done").splitlines()
-        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" not in env, "the greeter was given our package"
+        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" not in desk.greeter_env(), \
+            "the greeter was given our package"
     desk.as_user("xdotool key shift")
     time.sleep(1)
     desk.shot(name)
@@ -426,10 +429,9 @@ def test_on_wayland_kwin_starts_the_grid_through_the_drop_in_and_the_dragged_pat
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
     with PlasmaLock(clients, user, wayland=True) as desk:
         desk.lock()
-        env = trixie_system.ok(f"for p in $(pgrep -u {user} -f libexec/kscreenlocker_greet); do "
-                               "tr '\\0' '\\n' < /proc/$p/environ; done")
-        assert "QT_QPA_PLATFORM=wayland" in env.splitlines(), "the greeter is not KWin's Wayland client"
-        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" in env.splitlines()
+        env = desk.greeter_env()
+        assert "QT_QPA_PLATFORM=wayland" in env, "the greeter is not KWin's Wayland client"
+        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" in env
         desk.shot("wayland-locked")
         desk.drag(WRONG_PATTERN)
         desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
@@ -472,10 +474,10 @@ def test_hide_path_set_in_kscreenlockerrc_draws_no_lit_dot_while_the_pattern_is_
         (x1, y1), (x2, y2), (x3, y3) = centre(1), centre(2), centre(3)
         desk.as_user(f"xdotool mousemove --sync {round(x1)} {round(y1)} sleep 0.25 mousedown 1 sleep 0.25 "
                      f"mousemove {round(x2)} {round(y2)} sleep 0.25 mousemove {round(x3)} {round(y3)} sleep 0.5")
-        pixel = desk.probe(f"%[hex:p{{{round(x2)},{round(y2)}}}]").strip()
+        colour = desk.pixel(x2, y2)
         desk.as_user("xdotool mouseup 1 mousemove 5 5")  # three dots: not counted
         desk.poll(lambda: desk.said(r"Connect at least 4 dots"), "the short path refused, uncounted")
-        return int(pixel[0:2], 16), int(pixel[2:4], 16), int(pixel[4:6], 16)
+        return colour
 
     with PlasmaLock(clients, user) as desk:
         desk.lock()
