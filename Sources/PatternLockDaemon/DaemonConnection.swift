@@ -86,12 +86,12 @@ package struct DaemonConnection {
 
     /// Sends one request and reads one reply (or, for LIST, lines up to END).
     package mutating func send(_ request: Request, timeout: Double = 120) throws(ClientError) -> [Reply] {
-        var bytes = Array((request.line.encoded() + "\n").utf8)
-        defer { pl_wipe_bytes(&bytes) }
+        // The line's bytes are secret (a pattern): never a String, wiped when sent.
+        let bytes = request.line.encodedLine()
         guard bytes.count <= Line.maxRequestBytes else {
             throw ClientError(description: "The request is too long; nothing was sent.", code: .invalid)
         }
-        if case .failure(let e) = Socket.sendAll(fd, bytes) {
+        if case .failure(let e) = bytes.withUnsafeBytes({ Socket.sendAll(fd, $0) }) {
             throw ClientError(
                 description:
                     "Cannot send to patternlockd: \(e). The daemon stopped or could not start; its log says why: journalctl -u patternlockd.service (or the log of the daemon you started with patternlockd serve).",

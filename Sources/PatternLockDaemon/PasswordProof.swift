@@ -22,6 +22,10 @@ package struct PasswordProof: Sendable {
         /// This system cannot check a password here (no polkit, or polkit does not
         /// know the action): only root can set the first pattern.
         case unavailable(why: String)
+        /// Another proof for the same uid is asking now: this one was not asked,
+        /// so that a password typed into that dialog proves nothing for this
+        /// client. Its own reply (not `refused`), so the client can warn the user.
+        case inProgress(why: String)
     }
 
     /// Asks for the proof about `peer` (nil: a connection whose process cannot be
@@ -60,7 +64,7 @@ package enum Polkit {
     static func check(_ peer: PeerProcess?, hangUp: Int32) -> PasswordProof.Verdict {
         guard let peer else { return .refused(why: "the connecting process cannot be named") }
         guard inFlight.withLock({ $0.insert(peer.uid).inserted }) else {
-            return .refused(why: "another password check for this uid is in progress")
+            return .inProgress(why: "another password check for this uid is in progress")
         }
         defer { _ = inFlight.withLock { $0.remove(peer.uid) } }
         let pid: Int32, start: UInt64
@@ -70,7 +74,7 @@ package enum Polkit {
         case .failure(.unreadable):
             return .unavailable(why: "/proc/\(peer.pid)/stat of the connecting process cannot be read (is /proc hidden from the daemon?)")
         }
-        let verdict = run(pid: pid, startTime: start, uid: peer.uid, hangUp: hangUp)
+        let verdict = run(pid: pid, startTime: start, uid: peer.uid, program: peer.program(), hangUp: hangUp)
         // polkit found the session and the agent by pid: the answer is about this
         // process only if it was alive throughout (with a pidfd, its pid was not reused).
         if verdict == .proven && !peer.stillAlive() {
@@ -95,7 +99,22 @@ package enum Polkit {
         }
     }
 
-    private static func run(pid: Int32, startTime: UInt64, uid: UInt32, hangUp: Int32) -> PasswordProof.Verdict {
+    /// pkcheck's words for one check: the process by pid, start time and uid, and
+    /// the details polkit puts in the action's message (`$(program)`, `$(pid)`):
+    /// the dialog names the program asking. polkit takes details only from root
+    /// or the action's owner (the daemon), never from another process of the
+    /// user, so a message that names the process is the daemon's check: the
+    /// setup window answers only a question whose message names it.
+    package static func arguments(pid: Int32, startTime: UInt64, uid: UInt32, program: String?) -> [String] {
+        [
+            pkcheck, "--action-id", action, "--process", "\(pid),\(startTime),\(uid)",
+            "--detail", "program", program ?? "a program", "--detail", "pid", "\(pid)", "--allow-user-interaction",
+        ]
+    }
+
+    private static func run(pid: Int32, startTime: UInt64, uid: UInt32, program: String?, hangUp: Int32)
+        -> PasswordProof.Verdict
+    {
         var pipe: [Int32] = [-1, -1]
         guard pl_pipe_cloexec(&pipe) == 0 else { return .unavailable(why: "cannot make a pipe: \(Errno.current)") }
         defer { close(pipe[0]) }
@@ -106,9 +125,7 @@ package enum Polkit {
             close(pipe[1])
             return .unavailable(why: "cannot open /dev/null: \(e)")
         }
-        let arguments = [
-            pkcheck, "--action-id", action, "--process", "\(pid),\(startTime),\(uid)", "--allow-user-interaction",
-        ]
+        let arguments = arguments(pid: pid, startTime: startTime, uid: uid, program: program)
         var child: pid_t = 0
         var spawnError = Errno(0)
         let pidfd = withCStrings(arguments) { argv in

@@ -81,6 +81,26 @@ package final class PeerProcess: Sendable {
         return PeerProcess.startTime(of: pid) == start
     }
 
+    /// The name the process gives itself: the last part of its argv[0] (as
+    /// /proc/PID/cmdline shows it to any local user), printable, at most 64 bytes;
+    /// nil when it cannot be read. What polkit's dialog names as the program
+    /// asking: it is what the process says of itself, not proof of what it is.
+    package func program() -> String? {
+        guard pid > 0, case .success(let fd) = Sys.open("/proc/\(pid)/cmdline", O_RDONLY) else { return nil }
+        defer { Sys.close(fd) }
+        guard case .success(let bytes) = Sys.readAll(fd, upTo: 4096) else { return nil }
+        return PeerProcess.program(cmdline: bytes)
+    }
+
+    /// The program's name in the text of a /proc/PID/cmdline file.
+    package static func program(cmdline bytes: [UInt8]) -> String? {
+        let argv0 = bytes.prefix { $0 != 0 }
+        let base = argv0.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).last ?? []
+        // Printable ASCII only: the name is shown in a dialog and written in a log.
+        let shown = base.prefix(64).filter { $0 > 0x20 && $0 < 0x7F }
+        return shown.isEmpty ? nil : String(decoding: shown, as: UTF8.self)
+    }
+
     /// Field 22 of /proc/PID/stat (starttime, clock ticks after boot), which polkit
     /// reads too. The fields are counted after the last ')', as the command name
     /// before it may hold spaces and parentheses.

@@ -38,12 +38,15 @@ package struct RequestHandler: Sendable {
         let peerName = isRoot ? "root" : accounts.peerName(peerUID)
         // Byte for byte: who someone is is never decided by Unicode equivalence.
         func isSelf(_ user: String) -> Bool { peerName.map { UserName.same($0, user) } ?? false }
+        if let replies = immediate(request) {
+            writer.write(replies)
+            return
+        }
         var replies: [Reply]
         var logFields: [String] = []
         switch request {
-        case .ping:
-            writer.write([.pong])
-            return
+        case .ping, .check:
+            return  // answered above
 
         case .status(let user, let claimed):
             // The PAM module asks STATUS before every prompt: a STATUS that shows a
@@ -131,10 +134,6 @@ package struct RequestHandler: Sendable {
                 replies = [Self.storeError(error, log: &logFields)]
             }
 
-        case .check(let pattern):
-            // Anyone may ask: the answer is about the policy, never about a record.
-            replies = [policy.refusal(typed: pattern).map { .refused($0) } ?? .ok]
-
         case .list:
             guard isRoot else { replies = [.denied]; break }
             do throws(StoreError) { replies = try service.users().map { .user($0) } + [.end] } catch {
@@ -144,6 +143,21 @@ package struct RequestHandler: Sendable {
 
         log(request, logFields, replies: replies, peerUID: peerUID)
         writer.write(replies)
+    }
+
+    /// The replies to a request that needs no user's lock and leaves no line in
+    /// the log: PING, and CHECK, which anyone may ask (the answer is about the
+    /// policy, never about a record). Its verdicts are not logged, nor that it
+    /// was asked: the setup window asks one for every dot as a pattern is drawn,
+    /// so the verdicts on the beginnings of the pattern then set would narrow it
+    /// down for whoever reads the log, and one user's flood of them would fill
+    /// it. nil for every other request.
+    package func immediate(_ request: Request) -> [Reply]? {
+        switch request {
+        case .ping: return [.pong]
+        case .check(let pattern): return [policy.refusal(typed: pattern).map { .refused($0) } ?? .ok]
+        default: return nil
+        }
     }
 
     /// A VERIFY's verdict, written through the service: the reply goes out through
@@ -195,6 +209,9 @@ package struct RequestHandler: Sendable {
             case .unavailable(let why):
                 log.append(Log.field("password_proof", "unavailable: " + why))
                 return .refuse(.error(.passwordProofUnavailable))
+            case .inProgress(let why):
+                log.append(Log.field("password_proof", "in progress: " + why))
+                return .refuse(.error(.passwordProofInProgress))
             }
         }
     }
@@ -233,13 +250,6 @@ package struct RequestHandler: Sendable {
     private func log(_ request: Request, _ fields: [String], replies: [Reply], peerUID: UInt32) {
         // A LIST that worked holds nothing new; one that failed is worth a line.
         if case .list = request, replies.last == .end { return }
-        // CHECK's verdicts are not logged: the setup window asks one for every
-        // dot as a pattern is drawn, so the verdicts on the beginnings of the
-        // pattern then set would narrow it down for whoever reads the log.
-        if case .check = request {
-            Log.write(.debug, "check " + Log.field("uid", String(peerUID)))
-            return
-        }
         // STATUS replies are long and hold nothing new; log their verb only.
         let result =
             replies.first.map {
@@ -250,7 +260,9 @@ package struct RequestHandler: Sendable {
                 Log.field("uid", String(peerUID)),
                 "result=\(result.split(separator: " ").joined(separator: ","))",
             ]).joined(separator: " ")
-        Log.write(Self.priority(of: replies.first), line)
+        // Within the peer's budget (`LogBudget`): one user's flood cannot push
+        // another's lines out of the journal.
+        Log.write(Self.priority(of: replies.first), line, from: peerUID)
     }
 
     /// Warning for what an administrator looks for with `journalctl -p warning`: a
@@ -262,7 +274,8 @@ package struct RequestHandler: Sendable {
     package static func priority(of reply: Reply?) -> Log.Level {
         switch reply {
         case .fail(0, _)?, .locked?, .denied?, .okMovedAside?: return .warning
-        case .error(.passwordProofRequired)?, .error(.passwordProofUnavailable)?: return .warning
+        case .error(.passwordProofRequired)?, .error(.passwordProofUnavailable)?, .error(.passwordProofInProgress)?:
+            return .warning
         case .status(let s)? where s.locked: return .warning
         default: return .info
         }

@@ -125,6 +125,7 @@ package final class Server: Sendable {
     let handler: RequestHandler
     let listenFD: Int32
     let limiter = ConnectionLimiter()
+    let turns = TurnTaking()
     private let shares = Mutex(RequestShares())
     private let stopping = Atomic<Bool>(false)
     private let wakeFDs: (read: Int32, write: Int32)
@@ -146,13 +147,19 @@ package final class Server: Sendable {
 
     /// Accepts until `stop()`, then waits a little for connections in flight.
     package func run() {
+        var nextReport = Calibration.now() + LogBudget.reportSeconds
         while !stopping.load(ordering: .sequentiallyConsistent) {
             var fds = [
                 pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0),
             ]
-            let rc = poll(&fds, 2, -1)
+            // Woken at least every LogBudget.reportSeconds to say what the log budgets dropped.
+            let rc = poll(&fds, 2, Int32(LogBudget.reportSeconds * 1000))
             if rc < 0 { if errno == EINTR { continue }; Log.error("poll failed: \(Errno.current)"); break }
+            if Calibration.now() >= nextReport {
+                Log.reportSuppressed()
+                nextReport = Calibration.now() + LogBudget.reportSeconds
+            }
             if fds[1].revents != 0 { break }
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
             switch Socket.accept(listenFD) {
@@ -170,6 +177,14 @@ package final class Server: Sendable {
         }
         let deadline = Calibration.now() + 5
         while limiter.active > 0 && Calibration.now() < deadline { usleep(20_000) }
+        Log.reportSuppressed()
+    }
+
+    /// What a line came to in its uid's turn.
+    private enum Step {
+        case answered([Reply])
+        case rejected(Line.ParseError)
+        case request(Request)
     }
 
     private func serve(_ fd: Int32) {
@@ -194,9 +209,27 @@ package final class Server: Sendable {
                 writer.write([.error(.lineTooLong)])
                 return
             case .line(let bytes):
-                do {
-                    // The line stays bytes; a pattern in it becomes secret bytes, never a String.
-                    let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in try Request(try Line(parsing: b)) }
+                // In this uid's turn (`TurnTaking`): the parse, and the answers that
+                // need no user's lock. The line stays bytes; a pattern in it becomes
+                // secret bytes, never a String.
+                let step: Step = turns.take(uid) {
+                    do throws(Line.ParseError) {
+                        let request = try bytes.withUnsafeBytes { (b) throws(Line.ParseError) in
+                            try Request(try Line(parsing: b))
+                        }
+                        return handler.immediate(request).map { .answered($0) } ?? .request(request)
+                    } catch {
+                        return .rejected(error)
+                    }
+                }
+                switch step {
+                case .answered(let replies):
+                    writer.write(replies)
+                case .rejected(let error):
+                    Log.write(.info, "request rejected uid=\(uid) error=\(error.code)", from: uid)
+                    writer.write([.error(error.code)])
+                    if error.closesConnection { return }
+                case .request(let request):
                     guard let subject = RequestShares.subject(of: request, peerUID: uid) else {
                         handler.handle(request, peerUID: uid, peer: peer, hangUp: fd, writer: writer)
                         continue
@@ -208,10 +241,6 @@ package final class Server: Sendable {
                     }
                     defer { shares.withLock { $0.release(user: subject.user, caller: subject.caller) } }
                     handler.handle(request, peerUID: uid, peer: peer, hangUp: fd, writer: writer)
-                } catch {
-                    Log.info("request rejected uid=\(uid) error=\(error.code)")
-                    writer.write([.error(error.code)])
-                    if error.closesConnection { return }
                 }
             }
         }

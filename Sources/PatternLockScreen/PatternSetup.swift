@@ -142,6 +142,16 @@ public struct PatternSetup: Sendable {
     /// The polkit action the agent asks about now: only the daemon's own
     /// (`PasswordProofTiming.action`) opens the password stage.
     private var proofAction: String?
+    /// This window's process: a question is answered only when polkit's message
+    /// names it (`PasswordProofTiming.message(_:names:)`), which only the
+    /// daemon's check can do. nil: any message of the action (tests of stages).
+    public var process: Int32?
+    /// polkit's message for the question now names `process`.
+    private var proofNamesUs = false
+    /// A question came that this window's request did not start (another program
+    /// asked polkit about this window's process): it was not answered, and the
+    /// edge ends its agent, which ends that question.
+    public private(set) var foreignQuestion = false
 
     /// `changing`: the user has a pattern already, so the current one is drawn
     /// first. `removing`: the current pattern drawn removes it (the user has one).
@@ -324,8 +334,13 @@ public struct PatternSetup: Sendable {
         switch event {
         case .started(let action):
             proofAction = action
+            proofNamesUs = false
             proofLines = []
-        case .message(let text), .info(let text):
+        case .message(let text):
+            proofNamesUs = process.map { PasswordProofTiming.message(text, names: $0) } ?? true
+            proofLines.append(text)
+            if proofLines.count > 4 { proofLines.removeFirst(proofLines.count - 4) }
+        case .info(let text):
             proofLines.append(text)
             if proofLines.count > 4 { proofLines.removeFirst(proofLines.count - 4) }
         case .identity(let name):
@@ -333,7 +348,10 @@ public struct PatternSetup: Sendable {
         case .question(let text):
             // A check some other process of the user asked about this window
             // (pkcheck --process): not the daemon's, so never answered here.
-            guard proofAction == PasswordProofTiming.action else { return }
+            guard proofAction == PasswordProofTiming.action, proofNamesUs else {
+                foreignQuestion = true
+                return
+            }
             field.clear()
             keyboard.reset()
             question = text
@@ -489,6 +507,8 @@ public struct PatternSetup: Sendable {
 
     private mutating func endProof() {
         proofAction = nil
+        proofNamesUs = false
+        foreignQuestion = false
         field.clear()
         question = nil
         checking = false

@@ -59,6 +59,22 @@ public enum ClientWording {
             + "An administrator removes it with: sudo patternlockd remove \(user) (then \(user) can enroll again)."
     }
 
+    /// What the command and the setup window say when another program is asking
+    /// polkit to set this user's first pattern (`password_proof_in_progress`): the
+    /// dialog on the screen now is that program's, and a password typed into it
+    /// would set that program's pattern.
+    public static let proofInProgress =
+        "Another program is asking to set your unlock pattern right now, so your password was not asked for this one "
+        + "and nothing was changed. Do not enter your password in a password dialog you did not expect: it would set "
+        + "that program's pattern. Close that dialog (its message names the program), then try again."
+
+    /// What the setup window says when a password question reached it that its own
+    /// request did not start (another program's polkit check of this window's
+    /// process): it was not answered.
+    public static let foreignQuestion =
+        "Another program asked for your password through this window, so it was not answered and nothing was "
+        + "changed. Draw the pattern again to confirm, and enter your password when this window asks for it."
+
     /// Turns a reply that is not the hoped-for one into a sentence and an exit status.
     /// `current`: the pattern checked was the user's current one (a change or a
     /// remove), so a wrong one changed nothing and says so.
@@ -117,6 +133,8 @@ public enum ClientWording {
                     + "again on a terminal of this machine and type your password when asked, or ask an administrator to run: "
                     + "patternlockd enroll \(user)",
                 code: .denied)
+        case .passwordProofInProgress:
+            return ClientError(description: proofInProgress, code: .denied)
         case .passwordProofUnavailable:
             return ClientError(
                 description: "This system cannot ask for your password (polkit is not installed or not running), so your "

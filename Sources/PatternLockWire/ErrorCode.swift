@@ -34,6 +34,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// ask for one (polkit is not installed or not running): root must set it.
     /// Nothing was written.
     public static let passwordProofUnavailable = ErrorCode(rawValue: "password_proof_unavailable")
+    /// A user's first pattern needs a proof of its password, and another proof for
+    /// the same user is asking now (another program's ENROLL): this one was not
+    /// asked, so a password typed into that program's dialog would not set this
+    /// client's pattern but that program's. Nothing was written.
+    public static let passwordProofInProgress = ErrorCode(rawValue: "password_proof_in_progress")
 
     // A line that is not a request (the connection stays open for the next one).
     public static let carriageReturn = ErrorCode(rawValue: "carriage_return")

@@ -38,7 +38,48 @@ public struct Line: Equatable, Sendable {
     /// Every key given, secret or not.
     public var keys: [String] { fields.map(\.key) + secrets.map(\.key) }
 
-    /// The encoded line, without its LF (clients: it holds the patterns as text).
+    /// The encoded line and its LF as secret bytes, for a client to send: the
+    /// patterns go from their own storage into this one allocation, which is wiped
+    /// when it goes, and never through a `String`.
+    public func encodedLine() -> SecretBytes {
+        let head = Array(([verb] + fields.map { "\($0.key)=\(PercentEncoding.encode($0.value))" }).joined(separator: " ").utf8)
+        var size = head.count + 1
+        for f in secrets {
+            size += f.key.utf8.count + 2 + f.value.withUnsafeBytes { $0.reduce(0) { $0 + (PercentEncoding.isUnreserved($1) ? 1 : 3) } }
+        }
+        let hex = Array("0123456789ABCDEF".utf8)
+        // The fill never gives up: the size was counted above.
+        let line = SecretBytes(capacity: size) { out in
+            var n = 0
+            func put(_ b: UInt8) {
+                out[n] = b
+                n += 1
+            }
+            for b in head { put(b) }
+            for f in secrets {
+                put(UInt8(ascii: " "))
+                for b in f.key.utf8 { put(b) }
+                put(UInt8(ascii: "="))
+                f.value.withUnsafeBytes { value in
+                    for c in value {
+                        if PercentEncoding.isUnreserved(c) {
+                            put(c)
+                        } else {
+                            put(UInt8(ascii: "%"))
+                            put(hex[Int(c >> 4)])
+                            put(hex[Int(c & 15)])
+                        }
+                    }
+                }
+            }
+            put(UInt8(ascii: "\n"))
+            return n
+        }
+        return line ?? SecretBytes([])
+    }
+
+    /// The encoded line, without its LF (tests and replies: it holds the patterns
+    /// as text; a client sends `encodedLine()`).
     /// A field whose value is already encoded (STATUS `recent`) is passed through `raw`.
     public func encoded(raw: Set<String> = []) -> String {
         ([verb] + fields.map { "\($0.key)=\(raw.contains($0.key) ? $0.value : PercentEncoding.encode($0.value))" }

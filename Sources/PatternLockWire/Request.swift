@@ -150,5 +150,16 @@ public enum PasswordProofTiming {
     /// the one question the setup window's own agent answers in the window.
     public static let action = "org.patternlock.enroll-self"
     public static let daemonSeconds = 300
+
+    /// Whether polkit's message names process `pid` as the one asking. The
+    /// action's message (polkit/org.patternlock.policy) ends with "Asked by
+    /// $(program) (process $(pid)).", filled in from the details the daemon
+    /// gives pkcheck; polkit takes details only from root or the action's
+    /// owner, so another process of the user that asks polkit about the same
+    /// action for the window's process gets a message that names nobody. The
+    /// setup window answers only a question whose message names it.
+    public static func message(_ message: String, names pid: Int32) -> Bool {
+        message.contains("(process \(pid)).")
+    }
     public static let clientSeconds = daemonSeconds + 30
 }

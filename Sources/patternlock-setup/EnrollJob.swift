@@ -21,6 +21,9 @@ final class EnrollJob: @unchecked Sendable {
     private let address: DaemonAddress
     private let timeout: Double
     private let answer = Mutex<Result<Reply, ClientError>?>(nil)
+    /// The connection while the request waits for its answer (-1 before and
+    /// after), so that the window can hang it up (`hangUp()`).
+    private let connection = Mutex<(fd: Int32, hungUp: Bool)>((-1, false))
     /// An agent was wanted and did not start (read once `wake` is readable).
     private let agentFailed = Mutex(false)
 
@@ -71,7 +74,20 @@ final class EnrollJob: @unchecked Sendable {
         }
         let result: Result<Reply, ClientError>
         do throws(ClientError) {
-            result = .success(try DaemonConnection.request(request, socket: address, timeout: timeout))
+            var c = try DaemonConnection(socket: address)
+            let hungUp = connection.withLock { held in
+                held.fd = held.hungUp ? -1 : c.fd
+                return held.hungUp
+            }
+            defer {
+                // Closed under the lock: `hangUp()` never reaches a descriptor reused meanwhile.
+                connection.withLock { held in
+                    held.fd = -1
+                    c.close()
+                }
+            }
+            if hungUp { throw Self.hungUpError }
+            result = .success(try c.send(request, timeout: timeout)[0])
         } catch {
             result = .failure(error)
         }
@@ -81,6 +97,22 @@ final class EnrollJob: @unchecked Sendable {
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
     }
+
+    /// From the loop's thread (the window closed, or Cancel while polkit asks):
+    /// ends the request's connection. The daemon hears the hang-up while it
+    /// waits for polkit, ends its check (the desktop's password dialog goes with
+    /// it) and sets nothing; the answer is then this job's failure.
+    func hangUp() {
+        connection.withLock { held in
+            held.hungUp = true
+            if held.fd >= 0 { _ = shutdown(held.fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Whether `hangUp()` was called.
+    var wasHungUp: Bool { connection.withLock { $0.hungUp } }
+
+    private static let hungUpError = ClientError(description: "The request was hung up; nothing was changed.", code: .unavailable)
 
     /// On the loop's thread, once `wake` is readable: whether the wanted agent failed to start.
     var agentDidNotStart: Bool { agentFailed.withLock { $0 } }

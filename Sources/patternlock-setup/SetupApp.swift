@@ -123,6 +123,8 @@ final class SetupApp {
         setup =
             problem.map { PatternSetup.unavailable(geometry: grid, sentence: $0, removing: options.remove) }
             ?? PatternSetup(geometry: grid, changing: changing, removing: options.remove)
+        // polkit's question is answered only when its message names this process.
+        setup.process = getpid()
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> SetupApp {
@@ -203,6 +205,9 @@ final class SetupApp {
                 // Closed before the agent had registered: its question ends too.
                 if closeRequested { agent.stop(wait: false) }
                 for event in agent.read() { setup.agent(event) }
+                // A question this window's request did not start: unanswered, and
+                // the agent ends, which ends it (polkit cancels its check).
+                if setup.foreignQuestion { agent.stop(wait: false) }
                 if setup.stage == .password { ensureScreenKeymap() }
                 dirty = true
             }
@@ -216,7 +221,14 @@ final class SetupApp {
                     agentFailed = true
                     for case .info(let line) in agent.read() { say("pkttyagent: \(line)") }
                 }
-                enrolled(job.finish(), new: job.new, first: job.first, agentFailed: agentFailed)
+                let result = job.finish()
+                if job.wasHungUp, closeRequested, case .failure = result {
+                    // Closed (or cancelled) while polkit asked: hung up, so the
+                    // daemon set nothing, and the window closes as Cancel does.
+                    run([.close(set: false)])
+                    continue
+                }
+                enrolled(result, new: job.new, first: job.first, agentFailed: agentFailed)
             }
         }
     }
@@ -259,10 +271,12 @@ final class SetupApp {
     func close() {
         if let job = enrollJob {
             // Closing changes nothing: polkit's question (or the one to come)
-            // ends with the agent, and the daemon then sets nothing.
+            // ends with the agent, and a first pattern's request is hung up, so
+            // the daemon ends its check (a desktop's dialog too) and sets nothing.
             closeRequested = true
             answerPending = false
             job.agent?.stop(wait: false)
+            if job.first { job.hangUp() }
             return
         }
         run(setup.tap(setup.stage == .done ? .done : .cancel))
@@ -474,6 +488,7 @@ final class SetupApp {
                 // confirmed, and the window closes on that answer.
                 answerPending = false
                 enrollJob?.agent?.stop(wait: false)
+                if let job = enrollJob, job.first { job.hangUp() }
                 closeRequested = true
                 dirty = true
             case .nextKeyboardGroup:
@@ -543,6 +558,10 @@ final class SetupApp {
                 setup.notSaved(GuessFeedback.sentence(for: r, pattern: new), back: .first)
             case .fail(let remaining, _) where remaining > 0:
                 setup.notSaved(ClientWording.failure(for: reply, user: user, current: true).description, back: .current)
+            case .error(.passwordProofInProgress):
+                setup.notSaved(ClientWording.proofInProgress, back: .confirm)
+            case .error(.passwordProofRequired) where setup.foreignQuestion:
+                setup.notSaved(ClientWording.foreignQuestion, back: .confirm)
             case .error(.passwordProofRequired) where agentFailed:
                 setup.notSaved(agentFailedSentence, back: .confirm)
             case .error(.passwordProofRequired):

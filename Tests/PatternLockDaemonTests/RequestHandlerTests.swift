@@ -632,7 +632,32 @@ struct PasswordProofTests {
         case .proven: #expect(kind == "proven")
         case .refused(let why): #expect(kind == "refused" && why == "pkcheck exit \(status): Not authorized.")
         case .unavailable: #expect(kind == "unavailable")
+        case .inProgress: Issue.record("pkcheck's status never says another check is in progress")
         }
+    }
+
+    @Test("Another proof of the same uid asking now is its own reply, logged as a warning, and sets nothing")
+    func proofInProgress() throws {
+        let f = try Fixture()
+        f.proofs.verdict.withLock { $0 = .inProgress(why: "another password check for this uid is in progress") }
+        #expect(f.send(Self.carolEnroll, from: Self.carol) == ["ERROR message=password_proof_in_progress"])
+        #expect(RequestHandler.priority(of: .error(.passwordProofInProgress)) == .warning)
+        #expect(try f.handler.service.status(user: "carol").enrolled == false)
+        #expect(ClientWording.failure(for: .error(.passwordProofInProgress), user: "carol").description == ClientWording.proofInProgress)
+    }
+
+    @Test("pkcheck is given the program and the pid as details, which polkit's message names")
+    func pkcheckDetails() {
+        let args = Polkit.arguments(pid: 4242, startTime: 77, uid: 1001, program: "patternlock-setup")
+        #expect(
+            args == [
+                Polkit.pkcheck, "--action-id", "org.patternlock.enroll-self", "--process", "4242,77,1001",
+                "--detail", "program", "patternlock-setup", "--detail", "pid", "4242", "--allow-user-interaction",
+            ])
+        let message = "Setting your first unlock pattern needs your password. Asked by patternlock-setup (process 4242)."
+        #expect(PasswordProofTiming.message(message, names: 4242))
+        #expect(!PasswordProofTiming.message(message, names: 424))
+        #expect(!PasswordProofTiming.message(message.replacingOccurrences(of: "4242", with: "$(pid)"), names: 4242))
     }
 }
 
@@ -645,6 +670,16 @@ struct PeerProcessTests {
         #expect(PeerProcess.startTime(stat: Array("1234 (a) b ) 1 2 (x))\(tail)".utf8)) == 424242)
         #expect(PeerProcess.startTime(stat: Array("1234 (bash) S 1 2".utf8)) == nil)
         #expect(PeerProcess.startTime(stat: Array("garbage".utf8)) == nil)
+    }
+
+    @Test("The program's name is the last part of argv[0], printable, at most 64 bytes")
+    func programName() {
+        #expect(PeerProcess.program(cmdline: Array("/usr/bin/patternlock-setup\0--debug\0".utf8)) == "patternlock-setup")
+        #expect(PeerProcess.program(cmdline: Array("python3\0-c\0x\0".utf8)) == "python3")
+        #expect(PeerProcess.program(cmdline: Array("/tmp/a\u{1B}[31mb c\0".utf8)) == "a[31mbc")
+        #expect(PeerProcess.program(cmdline: Array(String(repeating: "x", count: 100).utf8)) == String(repeating: "x", count: 64))
+        #expect(PeerProcess.program(cmdline: []) == nil)
+        #expect(PeerProcess.program(cmdline: Array("/\0".utf8)) == nil)
     }
 
     @Test("A connection names its process by pid and start time, as polkit reads it, while that process lives")

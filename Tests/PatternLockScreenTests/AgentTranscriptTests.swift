@@ -224,6 +224,34 @@ struct SetupPasswordTests {
         #expect(s.stage == .password)
     }
 
+    @Test("a question whose message does not name the window's process is another program's: never opened")
+    func questionNotNamingTheWindow() {
+        var s = saving()
+        s.process = 4242
+        // Another process of the user asked polkit about the window, with no details:
+        // the message shows the placeholders (or another process), never this one.
+        for message in [
+            "Setting your first unlock pattern needs your password. Asked by $(program) (process $(pid)).",
+            "Setting your first unlock pattern needs your password. Asked by patternlock-setup (process 42420).",
+        ] {
+            s.agent(.started(action: "org.patternlock.enroll-self"))
+            s.agent(.message(message))
+            s.agent(.question("Password: "))
+            #expect(s.stage == .saving, "\(message)")
+            #expect(s.question == nil)
+            #expect(s.foreignQuestion)
+            s.agent(.completed(false))
+        }
+        // The daemon's own check names it: that one is answered here.
+        s.agent(.started(action: "org.patternlock.enroll-self"))
+        s.agent(.message("Setting your first unlock pattern needs your password. Asked by patternlock-setup (process 4242)."))
+        s.agent(.question("Password: "))
+        #expect(s.stage == .password)
+        // The daemon's answer ends the proof, and with it what was noted.
+        s.notSaved("no", back: .confirm)
+        #expect(!s.foreignQuestion)
+    }
+
     @Test("while the answer is being checked Cancel ends the question too")
     func cancelWhileChecking() {
         var s = saving()

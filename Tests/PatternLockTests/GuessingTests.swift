@@ -265,6 +265,23 @@ struct GuessingTests {
         #expect(six.refusedPatternCount() == 1624 + 7152)
     }
 
+    @Test("The policy judged on a pattern's own storage agrees with the dots as an array, for every pattern")
+    func refusalOnTheStorageAgreesWithTheArray() throws {
+        let deny: Set<[Int]> = [[2, 9, 4, 7, 1, 6], [5, 2, 9, 6, 3, 7], [1, 2, 3, 6, 9]]
+        for policy in [EnrollPolicy(), EnrollPolicy(minimumDots: 6, denylist: deny)] {
+            var refused = 0
+            for i in 0..<PatternIndex.count {
+                let dots = PatternIndex.dots(at: i)
+                let p = try pattern(dots.map(String.init).joined())
+                let verdict = policy.refusal(for: p)
+                #expect((verdict != nil) == policy.refuses(dots, ranking: Self.ranking), "\(dots)")
+                if case .common(let rank, _, _)? = verdict { #expect(rank == Self.ranking.orientationRank(of: dots)) }
+                if verdict != nil { refused += 1 }
+            }
+            #expect(refused == policy.refusedPatternCount())
+        }
+    }
+
     @Test("The refusal sentence says why and how to do better")
     func sentences() throws {
         let policy = EnrollPolicy()

@@ -33,6 +33,18 @@ struct ProtocolTests {
                         service: "polkit-1", ruser: "alice", caller: Caller(uid: 1001, session: "c2", seat: "pts/3"))))
     }
 
+    @Test("A client's line is built as secret bytes, byte for byte the encoded line and its LF")
+    func clientLineIsSecretBytes() throws {
+        for request in [
+            Request.enroll(user: "alice", pattern: "1397", current: SecretBytes("74 5%"), iterations: nil),
+            Request.check(pattern: "2761834"), Request.status(user: "bob"), Request.ping,
+        ] {
+            let bytes = request.line.encodedLine()
+            #expect(bytes.withUnsafeBytes { Array($0) } == Array((request.line.encoded() + "\n").utf8))
+            #expect(try Request(try Line(parsing: bytes.withUnsafeBytes { Array($0.dropLast()) })) == request)
+        }
+    }
+
     @Test("A pattern is parsed into secret bytes, never a string field")
     func patternsAreSecret() throws {
         let line = try Line(parsing: Array("ENROLL user=alice pattern=%31%33%39%37 current=7415".utf8))

@@ -3,7 +3,7 @@
 /// unreserved set `A-Z a-z 0-9 - . _ ~` stands as it is, every other byte is `%XX`.
 public enum PercentEncoding {
     @inline(__always)
-    static func isUnreserved(_ c: UInt8) -> Bool {
+    public static func isUnreserved(_ c: UInt8) -> Bool {
         switch c {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),

@@ -18,7 +18,12 @@ public struct EnrollPolicy: Sendable {
     /// 4…9.
     public var minimumDots: Int
     /// Normalized patterns the administrator refuses, as listed (not turned or mirrored).
-    public var denylist: Set<[Int]>
+    public var denylist: Set<[Int]> {
+        didSet { denylistIndices = Set(denylist.compactMap { PatternIndex.index(of: $0) }) }
+    }
+    /// The denylist by pattern number (`PatternIndex`), which is what a pattern is
+    /// looked up by: a number, never an array of its dots.
+    private var denylistIndices: Set<Int>
     public let ranking: GuessRanking
 
     public init(
@@ -28,6 +33,7 @@ public struct EnrollPolicy: Sendable {
         self.threshold = threshold
         self.minimumDots = minimumDots
         self.denylist = denylist
+        self.denylistIndices = Set(denylist.compactMap { PatternIndex.index(of: $0) })
         self.ranking = ranking
     }
 
@@ -40,15 +46,22 @@ public struct EnrollPolicy: Sendable {
         case denylisted
     }
 
-    /// nil when the pattern may be enrolled.
+    /// nil when the pattern may be enrolled. Judged on the pattern's own wiped
+    /// storage: no array of its dots is made (the daemon asks this for every
+    /// CHECK, and freed memory keeps what it held).
     public func refusal(for pattern: Pattern) -> Refusal? {
-        if pattern.dots.count < minimumDots { return .tooFewDots(minimum: minimumDots) }
-        if denylist.contains(pattern.dots) { return .denylisted }
-        if threshold > 0 {
-            let rank = ranking.orientationRank(of: pattern)
-            if rank <= threshold { return .common(rank: rank, top: threshold, shape: ranking.family(of: pattern)?.id) }
+        if pattern.count < minimumDots { return .tooFewDots(minimum: minimumDots) }
+        return pattern.withDots { dots -> Refusal? in
+            guard let index = PatternIndex.index(count: dots.count, { Int(dots[$0]) }) else { return nil }
+            if denylistIndices.contains(index) { return .denylisted }
+            if threshold > 0 {
+                let rank = ranking.orientationRank(of: dots)
+                if rank <= threshold {
+                    return .common(rank: rank, top: threshold, shape: ranking.family(atIndex: index)?.id)
+                }
+            }
+            return nil
         }
-        return nil
     }
 
     /// About how many guesses an attacker trying the likeliest patterns first needs.

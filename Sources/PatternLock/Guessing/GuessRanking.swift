@@ -66,6 +66,16 @@ public struct GuessRanking: Sendable {
         orientationRank(of: pattern.dots)
     }
 
+    /// The same for dots in a buffer (a pattern's wiped storage), without copying them.
+    public func orientationRank(of dots: UnsafeBufferPointer<UInt8>) -> Int {
+        guard PatternIndex.index(count: dots.count, { Int(dots[$0]) }) != nil else { return GuessRanking.patternCount }
+        var best = GuessRanking.patternCount
+        rankTable.withUnsafeBufferPointer { ranks in
+            PatternIndex.forEachImage(count: dots.count, { Int(dots[$0]) }) { best = min(best, Int(ranks[$0])) }
+        }
+        return best
+    }
+
     public func orientationRank(of dots: [Int]) -> Int {
         guard PatternIndex.index(of: dots) != nil else { return GuessRanking.patternCount }
         var best = GuessRanking.patternCount
@@ -81,7 +91,12 @@ public struct GuessRanking: Sendable {
 
     /// The shape family the pattern draws, if it is one of the named shapes.
     public func family(of pattern: Pattern) -> ShapeFamily? {
-        PatternIndex.index(of: pattern.dots).flatMap { families[Int32($0)] }.map { ShapeFamily.published[$0] }
+        PatternIndex.index(of: pattern.dots).flatMap { family(atIndex: $0) }
+    }
+
+    /// The shape family pattern number `index` draws, if any.
+    public func family(atIndex index: Int) -> ShapeFamily? {
+        families[Int32(index)].map { ShapeFamily.published[$0] }
     }
 
     /// The pattern at a rank (1…389,112).

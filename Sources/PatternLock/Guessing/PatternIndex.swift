@@ -91,9 +91,16 @@ public enum PatternIndex {
     /// allocating (the dots must be a valid pattern).
     @inline(__always)
     static func forEachImage(of dots: UnsafeBufferPointer<Int>, _ body: (Int) -> Void) {
+        forEachImage(count: dots.count, { dots[$0] }, body)
+    }
+
+    /// The same for dots given one by one (`dot(i)` for i in 0..<count): each
+    /// image is numbered as it is mapped, and never written down.
+    @inline(__always)
+    static func forEachImage(count: Int, _ dot: (Int) -> Int, _ body: (Int) -> Void) {
         symmetryTable.withUnsafeBufferPointer { table in
             for s in 0..<8 {
-                if let i = index(count: dots.count, { table[s * 10 + dots[$0]] }) { body(i) }
+                if let i = index(count: count, { table[s * 10 + dot($0)] }) { body(i) }
             }
         }
     }

@@ -37,6 +37,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         var used: UInt16 = 0
         // Which move joined each dot passed over, to explain a repeat of it.
         var joinedBy = [(from: Int, to: Int)?](repeating: nil, count: 10)
+        // The moves that joined a dot are part of the pattern: wiped, not freed as they are.
+        defer { joinedBy.withUnsafeMutableBytes { if let base = $0.baseAddress { pl_wipe(base, $0.count) } } }
         var failure: PatternError?
         let made = SecretBytes(capacity: 9) { dots in
             var n = 0
@@ -78,6 +80,15 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         let middle = (ra + rb) / 2 * 3 + (ca + cb) / 2 + 1
         return middle == a || middle == b ? nil : middle
     }
+
+    /// The dots in order (each 1…9), for the duration of `body` only: the pattern's
+    /// own wiped storage, never copied. What the daemon judges a pattern by.
+    public func withDots<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        storage.withUnsafeBytes(body)
+    }
+
+    /// How many dots.
+    public var count: Int { storage.count }
 
     /// The normalized digits, e.g. "1236987" (for clients and tests).
     public var digits: String { String(dots.map { Character(String($0)) }) }

@@ -60,11 +60,14 @@ package enum Socket {
 
     /// Sends all bytes, never raising SIGPIPE. The corresponding C function is `send`.
     package static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+        bytes.withUnsafeBufferPointer { sendAll(fd, $0) }
+    }
+
+    /// The same from a buffer the caller owns (a secret's: nothing is copied).
+    package static func sendAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Result<Void, Errno> {
         var done = 0
         while done < bytes.count {
-            let r = bytes.withUnsafeBytes { buf in
-                retrying { send(fd, buf.baseAddress.map { $0 + done }, bytes.count - done, Int32(MSG_NOSIGNAL)) }
-            }
+            let r = retrying { send(fd, bytes.baseAddress.map { $0 + done }, bytes.count - done, Int32(MSG_NOSIGNAL)) }
             switch r {
             case .failure(let e): return .failure(e)
             case .success(let n): done += n

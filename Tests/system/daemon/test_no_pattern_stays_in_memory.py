@@ -123,3 +123,79 @@ def test_no_pattern_stays_in_the_daemons_memory(shared_tmp, make_users):
         assert not hits, f"patterns found in the daemon's memory: {hits}"
     finally:
         daemon.stop()
+
+
+# The 8 symmetries of the grid, as the policy's ranking turns a pattern (GridSymmetry).
+def _turn(dot, s):
+    r, c = (dot - 1) // 3, (dot - 1) % 3
+    r, c = [(r, c), (c, 2 - r), (2 - r, 2 - c), (2 - c, r), (r, 2 - c), (2 - r, c), (c, r), (2 - c, 2 - r)][s]
+    return r * 3 + c + 1
+
+
+def as_integers(dots):
+    """A pattern's dots as the daemon could hold them: text, and 1-, 4- and
+    8-byte little-endian integers (a [UInt8], an Int32 table, a Swift [Int])."""
+    return [("text", "".join(map(str, dots)).encode())] + [
+        (f"{w}-byte", b"".join(d.to_bytes(w, "little") for d in dots)) for w in (1, 4, 8)]
+
+
+def orientations(digits):
+    dots = [int(d) for d in digits]
+    return {tuple(_turn(d, s) for d in dots) for s in range(8)}
+
+
+# Drawn in the setup window: a CHECK for each of its beginnings of 4 dots or more,
+# then ENROLL and VERIFY. Both are accepted by the default policy.
+DRAWN, CANCELLED = "2761834", "4381672"
+
+
+def test_the_policy_leaves_no_pattern_in_memory_after_checks_enroll_and_verify(shared_tmp, make_users):
+    """The enroll policy on (its defaults), a pattern drawn as the setup window
+    draws it (CHECK for every beginning of 4 dots or more), then set (ENROLL) and
+    used (VERIFY, right and wrong); a second one drawn and abandoned (CHECKs
+    only). Neither is in the daemon's memory afterwards, in any orientation, as
+    text or as integers of 1, 4 or 8 bytes; before they were sent none was
+    there either (no table of the daemon's holds them by chance)."""
+    (user,) = make_users(1)
+    daemon = Daemon(shared_tmp, policy_args=())
+    daemon.start()
+    try:
+        pid = daemon.proc.pid
+        settled = threads(pid)
+        assert daemon.request("CHECK pattern=14789").startswith("INVALID reason=common"), "the policy is on"
+        needles = {(kind, bytes(n)): (digits, o) for digits in (DRAWN, CANCELLED)
+                   for o in orientations(digits) for kind, n in as_integers(o)}
+        before = scan(pid, [n for _, n in needles])
+        assert not any(before.values()), "found before they were ever sent: choose other patterns"
+
+        pepper = open(daemon.key_file, "rb").read()
+
+        def settle_and_scan(label):
+            deadline = time.monotonic() + 30
+            while threads(pid) > settled and time.monotonic() < deadline:
+                time.sleep(0.05)
+            found = scan(pid, [n for _, n in needles] + [pepper])
+            assert found.pop(pepper), "the scan reads the daemon's memory: it finds the pepper"
+            hits = {f"{digits} as {'-'.join(map(str, o))} ({k})": found[n]
+                    for (k, n), (digits, o) in needles.items() if found.get(n)}
+            figure("memory-policy", f"{label}: {sum(map(len, hits.values()))} copies of drawn patterns "
+                   f"in the daemon's memory: {hits}")
+            assert not hits, f"{label}: patterns found in the daemon's memory: {hits}"
+
+        def draw(digits):
+            for n in range(4, len(digits) + 1):
+                reply = daemon.request(f"CHECK pattern={digits[:n]}")
+                assert reply == "OK" or reply.startswith("INVALID reason=common"), reply
+
+        # Drawn, then the window closed: CHECKs only.
+        draw(CANCELLED)
+        settle_and_scan("drawn and cancelled")
+        # Drawn and set, then used.
+        draw(DRAWN)
+        assert daemon.request("CHECK pattern=" + DRAWN) == "OK"
+        assert daemon.request(f"ENROLL user={user} pattern={DRAWN}").startswith("OK")
+        assert daemon.request(f"VERIFY user={user} pattern={DRAWN} service=sudo") == "OK"
+        assert daemon.request(f"VERIFY user={user} pattern={CANCELLED} service=sudo") == "FAIL remaining=4"
+        settle_and_scan("drawn, set and used")
+    finally:
+        daemon.stop()
