@@ -134,6 +134,48 @@ def daemon_figures():
                 one_ms=one * 1e3, both_ms=both * 1e3, ratio=both / one)
 
 
+# One local user's flood: 32 connections (that uid's whole share) sending one
+# request after another (8 processes of 4 threads, so Python's lock is not the
+# limit), as the review that found the slowdown did.
+FLOOD = r"""
+import os, socket, sys, threading, time
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+path, line, seconds = sys.argv[1], sys.argv[2].encode() + b"\n", float(sys.argv[3])
+def loop():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        s.sendall(line)
+        if not s.recv(256):
+            return
+threads = [threading.Thread(target=loop) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+"""
+
+
+def flood_figures():
+    """Another user's VERIFY (a root peer, as sudo's module is), unloaded and
+    while one unprivileged uid floods the daemon with CHECK or PING."""
+    with tempfile.TemporaryDirectory(prefix="patternlock-bench-") as tmp:
+        pathlib.Path(tmp).chmod(0o755)
+        d = BenchDaemon(pathlib.Path(tmp), 600000)
+        try:
+            assert d.request("ENROLL user=daemon pattern=1397").startswith("OK")
+            verify = lambda: d.request("VERIFY user=daemon pattern=1397")
+            out = {"unloaded": statistics.median(timed(verify, 9))}
+            for name, line in (("CHECK", "CHECK pattern=2761834"), ("PING", "PING")):
+                flooders = [subprocess.Popen([sys.executable, "-c", FLOOD, d.socket, line, "6"]) for _ in range(8)]
+                time.sleep(1.0)
+                out[name] = statistics.median(timed(verify, 9))
+                for f in flooders:
+                    f.wait()
+        finally:
+            d.stop()
+    return out
+
+
 @contextlib.contextmanager
 def private_postgres(prefix):
     """(a temporary directory, a private PostgreSQL in it with fsync on), removed afterwards."""
@@ -449,6 +491,12 @@ def main():
     print(f"  idle resident memory            {f['rss_mib']:7.1f} MiB (goal < 20 MB); after the runs {f['rss_after_mib']:.1f} MiB")
     print(f"  one VERIFY                      {f['one_ms']:7.2f} ms")
     print(f"  two VERIFYs of two users at once{f['both_ms']:7.2f} ms  → {f['ratio']:.2f}x one (goal <= 1.15x on 2 cores)")
+    print()
+    fl = flood_figures()
+    print("Another user's VERIFY while one local user floods the daemon from its 32 connections (600,000 iterations)")
+    print(f"  unloaded                        {fl['unloaded'] * 1e3:7.1f} ms")
+    for name in ("CHECK", "PING"):
+        print(f"  during a {name} flood{'':{12 - len(name)}}      {fl[name] * 1e3:7.1f} ms  → {fl[name] / fl['unloaded']:.2f}x unloaded")
     print()
     if FLEET_DAEMON.exists():
         g = fleet_figures()

@@ -82,7 +82,8 @@ package final class PeerProcess: Sendable {
     }
 
     /// The name the process gives itself: the last part of its argv[0] (as
-    /// /proc/PID/cmdline shows it to any local user), printable, at most 64 bytes;
+    /// /proc/PID/cmdline shows it to any local user), its letters, digits and
+    /// `._+-` only, at most 64 bytes;
     /// nil when it cannot be read. What polkit's dialog names as the program
     /// asking: it is what the process says of itself, not proof of what it is.
     package func program() -> String? {
@@ -96,8 +97,12 @@ package final class PeerProcess: Sendable {
     package static func program(cmdline bytes: [UInt8]) -> String? {
         let argv0 = bytes.prefix { $0 != 0 }
         let base = argv0.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).last ?? []
-        // Printable ASCII only: the name is shown in a dialog and written in a log.
-        let shown = base.prefix(64).filter { $0 > 0x20 && $0 < 0x7F }
+        // A name's own characters only: it is shown in a dialog, in a sentence
+        // whose parentheses and `$(…)` are polkit's, and written in a log.
+        let shown = base.filter { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+        }.prefix(64)
         return shown.isEmpty ? nil : String(decoding: shown, as: UTF8.self)
     }
 

@@ -11,10 +11,13 @@ installed and the daemon, polkitd and pkttyagent as Debian ships them. Not one
 key event reaches the window."""
 import contextlib
 import re
+import subprocess
+import time
 
 import pytest
 
 from harness.clients import Clients
+from harness.booted import ROOT
 from harness.common import skip_or_fail
 from harness.screen_desk import Desk
 from harness.screen_keyboard import KeyboardTyper
@@ -109,15 +112,20 @@ def window_on_touch(s, user):
             compositor.close()
 
 
-def to_the_password(w):
-    """The new pattern drawn twice by touch; returns the mark before the password stage."""
+def to_the_confirmation(w):
+    """The new pattern drawn once by touch and Continue; returns the mark at the confirmation."""
     w.await_said(r'^stage=first title="Draw an unlock pattern"')
     mark = w.mark()
     w.draw(NEW)
     w.await_said(r'^stage=recorded title="Pattern recorded" verdict=acceptable', mark)
     w.button("Continue", mark)
     w.await_said(r'^stage=confirm ', mark)
-    mark = w.mark()
+    return w.mark()
+
+
+def to_the_password(w):
+    """The new pattern drawn twice by touch; returns the mark before the password stage."""
+    mark = to_the_confirmation(w)
     w.draw(NEW)
     line = w.await_said(r'^stage=password title="Enter your password"', mark, timeout=40)
     assert 'question="Password: "' in line, line
@@ -170,3 +178,144 @@ def test_a_wrong_password_tapped_sets_nothing_and_asks_to_confirm_again(trixie_s
     assert s.run(f"test -e /var/lib/private/patternlock/{user}").returncode != 0, "a record was written"
     enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
     assert len(enrolls) == 1 and "password_proof_required" in enrolls[0], enrolls
+
+
+# ---------------------------------------------------------------- another program's password dialog
+
+# Another program of the same user (malware, say) asks the daemon to set a first
+# pattern of its own: it connects as the user and waits for polkit's answer.
+OTHER_PATTERN = "4381672"
+OTHER_ENROLL = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/patternlock/socket")
+s.sendall(f"ENROLL user={sys.argv[1]} pattern={sys.argv[2]}\n".encode())
+print("REPLY", s.recv(200).decode().strip(), flush=True)
+"""
+
+
+SESSION_AGENT = ROOT / "build" / "tools" / "session_agent"
+
+
+def desktop_agent(w):
+    """polkit's agent for the whole session, as GNOME's or Plasma's is (the
+    window's own agent is a fallback, so polkit asks this one):
+    build/tools/session_agent, polkit's text listener registered for the
+    session, on a terminal of its own whose screen is the command's output.
+    Returns its command number once it is registered."""
+    desk, s = w.desk, w.desk.system
+    r = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "build/tools/session_agent"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, "cannot build the session agent:\n" + r.stdout + r.stderr
+    fifo, keys = f"{desk.dir}/agent-registered", f"{desk.dir}/agent-keys"
+    s.ok(f"rm -f {fifo} && mkfifo -m 600 {fifo} && touch {keys} && chown {desk.user}: {fifo} {keys}")
+    # It closes fd 3 once it is registered with polkit, and the reader of the
+    # fifo then sees its end. What is appended to agent-keys is typed on its terminal.
+    n = desk.start(f"tail -f {keys} | script -qfc 'exec {SESSION_AGENT} 3 3>{fifo}' /dev/null")
+    r = s.run(f"timeout 30 cat {fifo}", timeout=60)
+    assert r.returncode == 0 and "session_agent:" not in desk.out(n), (
+        f"the desktop's agent did not register: {desk.out(n)}")
+    return n
+
+
+def window_pid(w):
+    return int(w.desk.system.ok(f"pgrep -u {w.desk.user} -x patternlock-set").split()[0])
+
+
+def no_record(s, user):
+    return s.run(f"test -e /var/lib/private/patternlock/{user}").returncode != 0
+
+
+def test_while_another_program_asks_for_a_first_pattern_the_window_says_not_to_type_the_password(
+        trixie_system, first_user):
+    """Another program of the user sends its own ENROLL as the window starts, and
+    the desktop's dialog asks the password for it. The dialog names that program;
+    the window's own ENROLL is answered at once that another program is asking,
+    and the window says so, and not to enter the password there. Nothing is set."""
+    s, user = trixie_system, first_user
+    clients = Clients(s)
+    with window_on_touch(s, user) as w:
+        agent = desktop_agent(w)
+        s.ok("cat > /var/tmp/pl-other-enroll.py", input=OTHER_ENROLL)
+        other = w.desk.start(f"exec python3 /var/tmp/pl-other-enroll.py {user} {OTHER_PATTERN}")
+        shown = w.desk.poll(lambda: "Password: " in w.desk.out(agent) and w.desk.out(agent),
+                            "the desktop's dialog asking for the other program")
+        assert f"Asked by python3 (process {w.desk.pid(other)})." in shown, shown
+        mark = to_the_confirmation(w)
+        w.draw(NEW)
+        line = w.await_said(r"^stage=confirm .*Another program is asking to set your unlock pattern", mark, timeout=40)
+        assert "Do not enter your password" in line, line
+        assert not w.said(r"^stage=password", mark), "the window did not ask for a password"
+        s.run(f"kill {w.desk.pid(other)}")
+        mark = w.mark()
+        w.button("Cancel", mark - 1)
+        assert w.desk.ended(w.n) == 1, w.desk.out(w.n)
+    enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
+    assert any("result=ERROR,message=password_proof_in_progress" in line for line in enrolls), enrolls
+    assert no_record(s, user), "a record was written"
+
+
+def test_closing_the_window_while_the_desktops_dialog_asks_ends_that_dialog_and_sets_nothing(
+        trixie_system, first_user):
+    """A desktop's agent asks the password for the window's first pattern (its
+    dialog names the window's process); the window is closed. The request is
+    hung up, so the daemon ends its check and the dialog goes with it: a
+    password typed there now could set nothing. The window exits 1."""
+    s, user = trixie_system, first_user
+    clients = Clients(s)
+    with window_on_touch(s, user) as w:
+        agent = desktop_agent(w)
+        to_the_confirmation(w)
+        w.draw(NEW)
+        shown = w.desk.poll(lambda: "Password: " in w.desk.out(agent) and w.desk.out(agent),
+                            "the desktop's dialog asking for the window")
+        assert f"Asked by patternlock-setup (process {window_pid(w)})." in shown, shown
+        w.compositor.ok("close")
+        assert w.desk.ended(w.n) == 1, w.desk.out(w.n)
+        enrolls = w.desk.poll(lambda: [line for line in clients.daemon_lines(user) if line.startswith("enroll ")],
+                              "the daemon's answer to the hung-up request")
+        assert len(enrolls) == 1 and "client%20hung%20up" in enrolls[0], enrolls
+        # The right password, typed into the dialog now, proves nothing for anyone:
+        # polkit cancelled that question (this text agent says so once its read
+        # of the terminal returns; a desktop's dialog closes at once).
+        s.ok(f"printf '%s\\n' '{PASSWORD}' >> {w.desk.dir}/agent-keys")
+        after = w.desk.poll(lambda: re.search(r"Cancelled|==== AUTHENTICATION", w.desk.out(agent)[len(shown):]),
+                            "the dialog's question to end")
+        assert after.group(0) == "Cancelled", w.desk.out(agent)
+        time.sleep(2)
+    assert no_record(s, user), "a record was written"
+    enrolls = [line for line in clients.daemon_lines(user) if line.startswith("enroll ")]
+    assert len(enrolls) == 1, enrolls
+
+
+def test_another_programs_check_of_the_windows_process_is_not_answered_in_the_window(trixie_system, first_user):
+    """While the window's first pattern is being sent, another program of the
+    user asks polkit about the window's own process (`pkcheck --process`), and
+    polkit asks the window's agent before the daemon's check comes (the daemon
+    held back with SIGSTOP to put them in that order). That question's message
+    names no process, as polkit takes details only from the daemon: the window
+    never opens its password stage for it, ends its agent (which ends that
+    check, refused), and says why nothing was set."""
+    s, user = trixie_system, first_user
+    with window_on_touch(s, user) as w:
+        to_the_confirmation(w)
+        mark = w.mark()
+        daemon = s.ok("systemctl show -p MainPID --value patternlockd.service").strip()
+        assert daemon not in ("", "0"), "the daemon runs (the window asked its STATUS)"
+        s.ok(f"kill -STOP {daemon}")
+        try:
+            w.draw(NEW)
+            wpid = window_pid(w)
+            w.desk.wait(f"pgrep -u {user} -f 'pkttyagent --process {wpid} ' >/dev/null", "the window's agent")
+            time.sleep(1.5)  # registered with polkit before the window sends its ENROLL
+            foreign = w.desk.start(
+                f"exec pkcheck --action-id org.patternlock.enroll-self --process {wpid} --allow-user-interaction")
+            assert w.desk.ended(foreign, timeout=40) != 0, w.desk.out(foreign)
+        finally:
+            s.run(f"kill -CONT {daemon}")
+        line = w.await_said(r"^stage=confirm .*Another program asked for your password through this window",
+                            mark, timeout=40)
+        assert not w.said(r"^stage=password", mark), "the window opened its password stage for that question"
+        w.button("Cancel", w.mark() - 1)
+        assert w.desk.ended(w.n) == 1, w.desk.out(w.n)
+    assert no_record(s, user), "a record was written"
