@@ -106,10 +106,14 @@ def test_one_users_flood_leaves_a_few_counted_lines_and_every_warning(daemon, ma
     uid = uid_of(flooder)
     daemon.enroll(victim, "1397")
     per = 1000
+    started = time.monotonic()
     flood = Flood(daemon, flooder, per, "check,malformed")
     for n in range(5):
         daemon.request(f"VERIFY user={victim} pattern=2589 service=sudo tty=pts/{n}")
     got, busy = flood.finish()
+    # What the budget lets through: its burst, what it refilled meanwhile, and the
+    # count said when the daemon stops (no time is checked: the allowance grows with it).
+    allowance = 30 + int((time.monotonic() - started) * 30 / 60) + 2
     assert (got, busy) == (flood.total, 0), "every request of the flood was answered"
     daemon.stop()  # says what the budgets dropped and nobody said yet
     log = daemon.read_log().splitlines()
@@ -119,7 +123,7 @@ def test_one_users_flood_leaves_a_few_counted_lines_and_every_warning(daemon, ma
     figure("flood-log", f"{flood.total} requests of one uid left {len(mine)} log lines "
            f"({len(rejected_written)} rejected lines, {suppressed} counted as suppressed)")
     assert not [line for line in log if re.search(r"patternlockd: check\b", line)], "CHECK is not logged"
-    assert len(mine) <= 40, f"{len(mine)} lines of one uid's flood in the log:\n" + "\n".join(mine[:50])
+    assert len(mine) <= allowance, f"{len(mine)} lines of one uid's flood in the log:\n" + "\n".join(mine[:50])
     # Every rejected line is in the log or in a count.
     assert len(rejected_written) + suppressed == flood.total // 2, (len(rejected_written), suppressed)
     locks = [line for line in log if f"verify user={victim} " in line and "result=FAIL,remaining=0" in line]
