@@ -215,24 +215,52 @@ public struct OnScreenKeyboard: Sendable {
 
     // MARK: Where the keys go
 
-    /// The rows of the page shown, keys that type nothing at any level left out.
-    public func rows() -> [[KeySlot]] {
+    /// The rows of the page shown, keys that type nothing at any level left out:
+    /// the hardware's rows, or with `phone` a phone's (`isPhone`).
+    public func rows(phone: Bool = false) -> [[KeySlot]] {
         let code = KeyboardKeymap.Code.self
-        func keys(_ codes: [UInt32]) -> [KeySlot] {
-            codes.filter { keymap.typesSomething($0) }.map { .character($0) }
-        }
         var controls: [KeySlot] = [.page]
         if keymap.hasAltGr { controls.append(.altGr) }
         if keymap.groupNames.count > 1 { controls.append(.nextGroup) }
         controls += [.character(code.space), .escape, .enter]
-        switch page {
-        case .letters:
+        let rows = [code.topRow, code.homeRow, code.bottomRow]
+        switch (page, phone) {
+        case (.letters, false):
             return [
                 keys(code.topRow), keys(code.homeRow), [.shift] + keys(code.bottomRow) + [.backspace], controls,
             ]
-        case .symbols:
+        case (.symbols, false):
             return [keys(code.digitRow), [.shift] + keys(code.digitRowRest) + [.backspace], controls]
+        case (.letters, true):
+            let letters = rows.map { keys($0).filter(typesLetter) }
+            return [letters[0], letters[1], [.shift] + letters[2] + [.backspace], controls]
+        case (.symbols, true):
+            // What the letter rows' other keys type ([ ] ; ' \ < , . / on us).
+            let others = rows.flatMap { keys($0).filter { !typesLetter($0) } }
+            return [keys(code.digitRow), [.shift] + keys(code.digitRowRest) + others + [.backspace], controls]
         }
+    }
+
+    /// Whether the keyboard takes a phone's shape in `width`: the hardware's top
+    /// row (12 keys on us) would not fit at `minimumKey` a key. A phone's letters
+    /// page shows the letters only, a row each where the keymap has them (`q`–`p`,
+    /// `a`–`l`, Shift `z`–`m` Backspace on us; `a`–`p`, `q`–`ù`, `w`–`n` on fr;
+    /// `ü`, `ö` and `ä` at the ends of de's), and its symbols page the digits and
+    /// everything else those rows type. Its keys are as wide as the widest row of
+    /// letters allows, narrower than `minimumKey` if need be, never lower.
+    public func isPhone(width: Double, minimumKey: Double) -> Bool {
+        Self.rowUnits(keys(KeyboardKeymap.Code.topRow)) > Self.room(width: width, minimumKey: minimumKey)
+    }
+
+    private func keys(_ codes: [UInt32]) -> [KeySlot] {
+        codes.filter { keymap.typesSomething($0) }.map { .character($0) }
+    }
+
+    /// Whether a key types a letter at its first level (a dead key does not).
+    private func typesLetter(_ slot: KeySlot) -> Bool {
+        guard case .character(let code) = slot else { return false }
+        let text = keymap.text(code, []).withBytes { String(decoding: $0, as: UTF8.self) }
+        return text.count == 1 && text.first?.isLetter == true
     }
 
     /// How wide a key is, in key widths (the space bar takes what its row leaves).
@@ -295,11 +323,22 @@ public struct OnScreenKeyboard: Sendable {
 
     static func rowUnits(_ row: [KeySlot]) -> Double { row.reduce(0) { $0 + units($1) } }
 
+    /// How many keys of `minimumKey` fit in `width`.
+    static func room(width: Double, minimumKey: Double) -> Double {
+        max(3, (width / max(minimumKey, 1)).rounded(.down))
+    }
+
     /// The rows, each split into as few nearly even rows as keeps its keys at
-    /// least `minimumKey` wide.
+    /// least `minimumKey` wide; on a phone (`isPhone`) the rows of letters whole,
+    /// and the other rows split to their width.
     func fitted(width: Double, minimumKey: Double) -> [[KeySlot]] {
-        let room = max(3, (width / max(minimumKey, 1)).rounded(.down))
-        return rows().flatMap { Self.split($0, room: room) }
+        guard isPhone(width: width, minimumKey: minimumKey) else {
+            return rows().flatMap { Self.split($0, room: Self.room(width: width, minimumKey: minimumKey)) }
+        }
+        var letters = self
+        letters.page = .letters
+        let room = letters.rows(phone: true).map { Self.rowUnits($0) }.max() ?? 10
+        return rows(phone: true).flatMap { Self.split($0, room: room) }
     }
 
     /// `row` in as few rows of at most `room` key widths as it takes, nearly even.

@@ -18,12 +18,26 @@ struct ScreenLayout {
     /// The on-screen keyboard's smallest key (logical pixels): about 7 mm where
     /// the output reports its width in millimetres, else 30 pixels.
     let minimumKey: Double
+    /// A phone held upright (`isPortraitPhone`): the grid low and wide, the name
+    /// and the messages above it.
+    let phone: Bool
 
     init(width: Int, height: Int, physicalWidth: Int = 0) {
         self.width = Double(width)
         self.height = Double(height)
         minimumKey =
             physicalWidth > 0 ? min(max(7 * self.width / Double(physicalWidth), 20), self.width / 6) : 30
+        phone = Self.isPortraitPhone(width: self.width, height: self.height)
+        if phone {
+            // As on a phone's lock screen: across most of the width, in the lower
+            // part where a thumb reaches, the button under it; the name and the
+            // messages above it (`nameBaseline`, `messagesTop`).
+            let side = min(self.width - 2 * 24, 480)
+            let below = 12 + max(40, minimumKey) + 24
+            let y = max(Self.nameSize + 36, self.height - below - side)
+            grid = GridGeometry(origin: Point(x: (self.width - side) / 2, y: y), side: side)
+            return
+        }
         let side = min(min(self.width, self.height) * 0.5, 480)
         let x = (self.width - side) / 2
         // A little above the middle: the button and the messages go under it.
@@ -31,9 +45,16 @@ struct ScreenLayout {
         grid = GridGeometry(origin: Point(x: x, y: y), side: side)
     }
 
-    var nameBaseline: Double { grid.origin.y - 24 }
-    /// Under the grid, its button, then the messages.
-    var messagesTop: Double { buttonRect.y + buttonRect.height + 16 }
+    /// A phone held upright: narrow, and at least half again as tall as wide.
+    static func isPortraitPhone(width: Double, height: Double) -> Bool {
+        width < 600 && height >= 1.5 * width
+    }
+
+    /// The user's name: over the grid; on a phone near the top, over the messages.
+    var nameBaseline: Double { phone ? min(grid.origin.y - 24, max(Self.nameSize + 36, height * 0.12)) : grid.origin.y - 24 }
+    /// Under the grid, its button, then the messages; on a phone under the name,
+    /// between it and the grid, where a long message has room.
+    var messagesTop: Double { phone ? nameBaseline + 16 : buttonRect.y + buttonRect.height + 16 }
     var dotRadius: Double { grid.dotRadius }
     var litRadius: Double { grid.litRadius }
     var lineWidth: Double { grid.lineWidth }

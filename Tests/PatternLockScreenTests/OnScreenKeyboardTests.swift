@@ -169,14 +169,53 @@ struct OnScreenKeyboardTests {
         let kb = OnScreenKeyboard(keymap: Self.keymap())
         let keys = kb.layout(origin: Point(x: 0, y: 0), width: width, minimumKey: minimumKey)
         let height = kb.height(width: width, minimumKey: minimumKey)
+        let phone = kb.isPhone(width: width, minimumKey: minimumKey)
+        #expect(phone == (width < 12 * minimumKey), "the hardware's top row of 12 keys does not fit: a phone's rows")
         for k in keys {
             #expect(k.rect.x >= -0.001 && k.rect.x + k.rect.width <= width + 0.001, "\(k)")
             #expect(k.rect.y + k.rect.height <= height + 0.001)
             #expect(k.rect.height >= minimumKey)
-            if case .character = k.slot { #expect(k.rect.width >= minimumKey - 0.001, "\(k) at \(width)") }
+            // A phone's rows of letters are whole: its keys as wide as its widest row allows.
+            if case .character = k.slot {
+                let widest = kb.rows(phone: true).map { OnScreenKeyboard.rowUnits($0) }.max() ?? 1
+                #expect(k.rect.width >= (phone ? width / widest : minimumKey) - 0.001, "\(k) at \(width)")
+            }
         }
         // Every key of the page is there once.
-        #expect(keys.count == kb.rows().joined().count)
+        #expect(keys.count == kb.rows(phone: phone).joined().count)
+    }
+
+    @Test(
+        "on a phone the letters are a row each, in the keymap's own places; the symbols page has the rest",
+        arguments: [
+            ("us", ["qwertyuiop", "asdfghjkl", "zxcvbnm"]),
+            ("de", ["qwertzuiopü", "asdfghjklöä", "yxcvbnm"]),
+            ("fr", ["azertyuiop", "qsdfghjklmù", "wxcvbn"]),
+        ])
+    func phoneRows(layout: String, letters: [String]) throws {
+        let km = try #require(compiledKeymap(layout))
+        defer { xkb_keymap_unref(km) }
+        var kb = OnScreenKeyboard(keymap: XKBKeymap.read(km, group: 0))
+        #expect(kb.isPhone(width: 360, minimumKey: 37))
+        let rows = kb.rows(phone: true)
+        #expect(rows.count == 4)
+        let labels = rows[0...2].map { row in
+            row.compactMap { slot -> String? in if case .character = slot { kb.label(slot) } else { nil } }.joined()
+        }
+        #expect(labels == letters)
+        #expect(rows[2].first == .shift && rows[2].last == .backspace)
+        // Laid out at a phone's width: the rows of letters are not split.
+        let placed = kb.layout(origin: Point(x: 0, y: 0), width: 360, minimumKey: 37)
+        #expect(Set(placed.map { $0.rect.y }).count == 4)
+        // Every key the hardware's rows type is on one page or the other, once.
+        let code = KeyboardKeymap.Code.self
+        let letterKeys = rows.joined().filter { if case .character = $0 { true } else { false } }
+        _ = kb.tap(.page)
+        let symbolKeys = kb.rows(phone: true).joined().filter { if case .character = $0 { true } else { false } }
+        let typing = (code.topRow + code.homeRow + code.bottomRow + code.digitRow + code.digitRowRest + [code.space])
+            .filter { kb.keymap.typesSomething($0) }.map { KeySlot.character($0) }
+        #expect(Set(letterKeys).union(symbolKeys) == Set(typing))
+        #expect(Set(letterKeys).intersection(symbolKeys) == [.character(code.space)])
     }
 
     @Test("a keymap of two groups: the keyboard shows the first, its group key names the second, which reads the second's keys")

@@ -172,15 +172,68 @@ def test_the_keyboard_fits_the_screen_with_keys_of_at_least_7_mm_and_unlocks(
         assert 0 < x < width and 0 < y < height, (x, y, width, height)
     rows = sorted({y for _, y in centres})
     assert all(b - a >= seven_mm - 1 for a, b in zip(rows, rows[1:])), (rows, seven_mm)
+    # A phone's rows of letters are whole (q to p on one row), so its keys are
+    # narrower than 7 mm, as a phone keyboard's are: at least 5 mm.
+    across = 5 * width / physical[0] if height > 1.5 * width else seven_mm
     for row in rows:
         xs = sorted(x for x, y in centres if y == row)
-        assert all(b - a >= seven_mm - 1 for a, b in zip(xs, xs[1:])), (row, xs, seven_mm)
+        assert all(b - a >= across - 1 for a, b in zip(xs, xs[1:])), (row, xs, across)
     shot = s.settled_shot(0, "keyboard")
     # The keyboard on the screen (OCR reads most of its words; one is enough).
     text = ocr(shot.path)
     assert {"Shift", "space", "Enter", "Esc"} & set(text.split()), text
     typer.type(PASSWORD)
     s.settled_shot(0, "typed")
+    typer.tap("Enter")
+    unlocked(s, s.locker)
+
+
+def letter_rows(letters):
+    """The letters page's rows, top down, as the base labels of their one-letter keys."""
+    by_row = {}
+    for labels, (x, y) in letters:
+        if len(labels[0]) == 1 and labels[0].isalpha():
+            by_row.setdefault(y, []).append((x, labels[0]))
+    return ["".join(label for _, label in sorted(keys)) for _, keys in sorted(by_row.items())]
+
+
+@pytest.mark.parametrize("layout,rows,password", [
+    ("us", ["qwertyuiop", "asdfghjkl", "zxcvbnm"], "Tap-2-Open"),
+    ("de", ["qwertzuiopü", "asdfghjklöä", "yxcvbnm"], "Zä@Tür-7"),
+    ("fr", ["azertyuiop", "qsdfghjklmù", "wxcvbn"], "é?Mot-8"),
+])
+def test_on_a_portrait_phone_the_grid_is_wide_and_low_and_the_keyboard_has_a_phones_rows(
+        screens, live, enrolled, layout, rows, password):
+    """720x1440 at scale 2, 68 mm wide: the grid spans most of the width in the
+    lower half, where a thumb reaches; the keyboard's letters are a phone's three
+    rows, the keymap's own letters in their places, the rest of the hardware's
+    rows on the symbols page; the password tapped on it unlocks."""
+    set_password(enrolled, password)
+    s = screens(f"kb-phone-{layout}", mode="720x1440", scale=2, physical=(68, 136), layout=layout)
+    width, height = 360, 720
+    (x1, y1), (x9, y9) = s.grid.at(1), s.grid.at(9)
+    # The outer dots' centres are two thirds of the grid's side apart.
+    assert (x9 - x1) * 3 / 2 >= 0.8 * width, (x1, x9, width)
+    assert s.grid.at(5)[1] > height / 2, (s.grid.at(5), height)
+    if layout == "us":
+        # A wrong pattern dragged there: its message whole, above the grid.
+        mark = len(s.locker.lines)
+        s.drag(WRONG_DRAG)
+        s.locker.debug(r"^attempt result=failure$", start=mark)
+        s.locker.debug(r"^prompt kind=pattern$", start=mark)
+        text = ocr(s.settled_shot(0, "phone-wrong").path)
+        assert "attempts left" in text, text
+    typer = TouchTyper(s.compositor, s.locker)
+    pages = typer.shown(typer.button("Use password"))
+    assert letter_rows(pages["letters"]) == rows, pages["letters"]
+    # The symbols page: the digits, and what the letter rows' other keys type.
+    symbols = {label for labels, _ in pages["symbols"] for label in labels}
+    assert {"1", "0", ","} <= symbols, symbols
+    assert "," not in {label for labels, _ in pages["letters"] for label in labels}
+    shot = s.settled_shot(0, "phone-keyboard")
+    text = ocr(shot.path)
+    assert {"Shift", "space", "Enter", "Esc"} & set(text.split()), text
+    typer.type(password)
     typer.tap("Enter")
     unlocked(s, s.locker)
 
