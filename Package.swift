@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "PatternLockScreen", dependencies: ["PatternLock", "PatternLockWire", "CPatternLockShims"]),
         // The lock screen's Wayland protocol code (wayland-scanner output, committed with
         // scripts/gen-wayland-protocols) and the Linux calls Swift cannot spell.
-        .target(name: "CWaylandLock", linkerSettings: [.linkedLibrary("wayland-client")]),
+        .target(name: "CWaylandClient", linkerSettings: [.linkedLibrary("wayland-client")]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
         // The setup window's cursor (libwayland-cursor: the desktop's cursor theme, or its built-in one).
@@ -70,14 +70,14 @@ let package = Package(
         .target(name: "PatternLockScreenKeymap", dependencies: ["PatternLockScreen", "CXKBCommon", "CPatternLockShims"]),
         // The drawing the lock screen and the setup window share (cairo): the grid and
         // its path, text filled as outlines, buttons, the one font face, wl_shm buffers.
-        .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo", "CWaylandLock", "CPatternLockShims"]),
+        .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo", "CWaylandClient", "CPatternLockShims"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).
         .executableTarget(
             name: "patternlock-screen",
             dependencies: [
-                "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo",
+                "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo",
                 "CXKBCommon", "CPamClient", "PatternLockScreenKeymap", "PatternLockPainting",
             ]),
         // The window that sets the pattern by drawing it (`make setup`): an xdg_toplevel,
@@ -86,7 +86,7 @@ let package = Package(
             name: "patternlock-setup",
             dependencies: [
                 "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon", "PatternLockWire",
-                "PatternLock", "CPatternLockShims", "CWaylandLock", "CCairo", "CXKBCommon", "CWaylandCursor",
+                "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo", "CXKBCommon", "CWaylandCursor",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),

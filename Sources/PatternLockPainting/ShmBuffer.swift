@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
-import CWaylandLock
+import CWaylandClient
 import Glibc
 import PatternLockScreen
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
 import CPatternLockShims
-import CWaylandLock
+import CWaylandClient
 import CXKBCommon
 import Glibc
 import PatternLock

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPamClient
 import CPatternLockShims
-import CWaylandLock
+import CWaylandClient
 import Glibc
 import PatternLock
 import PatternLockPainting

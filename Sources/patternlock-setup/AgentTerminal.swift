@@ -14,7 +14,7 @@ import Synchronization
 /// own (sway, a phone shell). `--fallback`: where the desktop runs one (GNOME,
 /// Plasma), polkit asks through that one instead, and this one stays silent.
 ///
-/// The agent is started and stopped by the ENROLL's own thread (`EnrollJob`):
+/// The agent is started and stopped by the ENROLL's own thread (`DaemonJob`):
 /// it is tied to that thread, and ends with it whatever ends the window.
 final class AgentTerminal: @unchecked Sendable {
     /// The master side, non-blocking: read by the window's loop, answered by it.

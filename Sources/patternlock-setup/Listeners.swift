@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CWaylandLock
+import CWaylandClient
 import Glibc
 
 /// The C listeners Wayland calls: each finds its SetupApp and hands the event on.

@@ -2,7 +2,7 @@
 import CCairo
 import CPatternLockShims
 import CWaylandCursor
-import CWaylandLock
+import CWaylandClient
 import CXKBCommon
 import Glibc
 import PatternLock
@@ -100,7 +100,7 @@ final class SetupApp {
     /// CHECK gave no verdict once: not asked again (see `check`).
     var checkUnavailable = false
     /// The ENROLL in flight, answered on its own thread.
-    var enrollJob: EnrollJob?
+    var enrollJob: DaemonJob?
     var closeRequested = false
     /// The answer was given and waits for the agent to turn echo off.
     var answerPending = false
@@ -168,7 +168,7 @@ final class SetupApp {
     }
 
     /// The loop: Wayland's events and the answer of an ENROLL sent from its own
-    /// thread (`EnrollJob`), so that the window keeps drawing and answering the
+    /// thread (`DaemonJob`), so that the window keeps drawing and answering the
     /// compositor's pings while the daemon (and polkit, for a first pattern) works.
     func loop() -> Never {
         let wlFD = wl_display_get_fd(display)
@@ -462,7 +462,7 @@ final class SetupApp {
                 check(pattern)
             case .remove(let current):
                 let request = Request.remove(user: user, current: Self.wire(current))
-                if let job = EnrollJob.start(
+                if let job = DaemonJob.start(
                     request, address: options.address, timeout: 120, new: current, first: false, agent: nil)
                 {
                     enrollJob = job
@@ -526,7 +526,7 @@ final class SetupApp {
         // (through the desktop's own agent where it runs one).
         let agent = first ? AgentTerminal.open() : nil
         guard
-            let job = EnrollJob.start(
+            let job = DaemonJob.start(
                 request, address: options.address, timeout: timeout, new: new, first: first, agent: agent)
         else {
             agent?.close()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPatternLockShims
-import CWaylandLock
+import CWaylandClient
 import Glibc
 import PatternLock
 import PatternLockDaemon

@@ -6,11 +6,12 @@ import PatternLockDaemon
 import PatternLockWire
 import Synchronization
 
-/// One ENROLL sent from a thread of its own: the daemon hashes, and for a first
-/// pattern polkit asks the password through the desktop's agent (up to minutes),
+/// One request that waits on the daemon, ENROLL or REMOVE, sent from a thread of
+/// its own: the daemon hashes, and for a first pattern polkit asks the password
+/// through the desktop's agent or the window's (up to minutes),
 /// while the window's loop goes on. The answer is kept under a lock and the loop
 /// is woken through a pipe (`wake`).
-final class EnrollJob: @unchecked Sendable {
+final class DaemonJob: @unchecked Sendable {
     let new: Pattern
     let first: Bool
     let wake: Int32
@@ -43,10 +44,10 @@ final class EnrollJob: @unchecked Sendable {
 
     static func start(
         _ request: Request, address: DaemonAddress, timeout: Double, new: Pattern, first: Bool, agent: AgentTerminal?
-    ) -> EnrollJob? {
+    ) -> DaemonJob? {
         var fds: [Int32] = [-1, -1]
         guard pl_pipe_cloexec(&fds) == 0 else { return nil }
-        let job = EnrollJob(
+        let job = DaemonJob(
             request, address: address, timeout: timeout, new: new, first: first, agent: agent, pipe: fds)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(job).toOpaque()
@@ -54,11 +55,11 @@ final class EnrollJob: @unchecked Sendable {
             &thread, nil,
             { context in
                 guard let context else { return nil }
-                Unmanaged<EnrollJob>.fromOpaque(context).takeRetainedValue().send()
+                Unmanaged<DaemonJob>.fromOpaque(context).takeRetainedValue().send()
                 return nil
             }, context)
         guard rc == 0 else {
-            Unmanaged<EnrollJob>.fromOpaque(context).release()
+            Unmanaged<DaemonJob>.fromOpaque(context).release()
             return nil
         }
         pthread_detach(thread)

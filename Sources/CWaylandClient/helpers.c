@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #define _GNU_SOURCE
-#include "CWaylandLock.h"
+#include "CWaylandClient.h"
 
 #include <errno.h>
 #include <fcntl.h>
