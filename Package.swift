@@ -58,6 +58,10 @@ let package = Package(
         // state and PAM conversation, the message framing with its PAM child, text
         // wrapping. No Wayland, cairo or xkb: unit-tested in Tests/PatternLockScreenTests.
         .target(name: "PatternLockScreen", dependencies: ["PatternLock", "PatternLockWire", "CPatternLockShims"]),
+        // The setup window's pure part: its stages (PatternSetup) and polkit's text
+        // agent read as events (AgentTranscript), on the lock screen's gestures, keys
+        // and on-screen keyboard. Unit-tested in Tests/PatternLockScreenTests.
+        .target(name: "PatternLockSetup", dependencies: ["PatternLockScreen", "PatternLock", "PatternLockWire"]),
         // The lock screen's Wayland protocol code (wayland-scanner output, committed with
         // scripts/gen-wayland-protocols) and the Linux calls Swift cannot spell.
         .target(name: "CWaylandClient", linkerSettings: [.linkedLibrary("wayland-client")]),
@@ -85,8 +89,9 @@ let package = Package(
         .executableTarget(
             name: "patternlock-setup",
             dependencies: [
-                "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon", "PatternLockWire",
-                "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo", "CXKBCommon", "CWaylandCursor",
+                "PatternLockSetup", "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon",
+                "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo", "CXKBCommon",
+                "CWaylandCursor",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),
@@ -103,7 +108,10 @@ let package = Package(
         .testTarget(name: "PatternLockFleetTests", dependencies: ["PatternLockFleet", "PatternLockWire", "PatternLock"]),
         .testTarget(
             name: "PatternLockScreenTests",
-            dependencies: ["PatternLockScreen", "PatternLockScreenKeymap", "CXKBCommon", "PatternLockWire", "PatternLock"]),
+            dependencies: [
+                "PatternLockScreen", "PatternLockSetup", "PatternLockScreenKeymap", "CXKBCommon", "PatternLockWire",
+                "PatternLock",
+            ]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.
         .testTarget(name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock"]),

@@ -4,6 +4,7 @@ import Glibc
 import PatternLock
 import PatternLockDaemon
 import PatternLockScreen
+import PatternLockSetup
 import Synchronization
 
 /// polkit's text agent for this window: `pkttyagent --process PID --notify-fd 3

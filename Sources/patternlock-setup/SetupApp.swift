@@ -9,6 +9,7 @@ import PatternLock
 import PatternLockDaemon
 import PatternLockPainting
 import PatternLockScreen
+import PatternLockSetup
 import PatternLockScreenKeymap
 import PatternLockWire
 

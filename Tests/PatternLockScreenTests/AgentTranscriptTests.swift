@@ -3,6 +3,7 @@ import PatternLock
 import Testing
 
 @testable import PatternLockScreen
+@testable import PatternLockSetup
 
 /// What pkttyagent 126 writes on its terminal for the daemon's first-pattern
 /// check (Tests/system/booted/test_enroll_proof.py reads the same on a real one).

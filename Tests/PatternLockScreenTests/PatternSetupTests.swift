@@ -3,6 +3,7 @@ import PatternLock
 import Testing
 
 @testable import PatternLockScreen
+@testable import PatternLockSetup
 
 /// Drags through `dots` (press on the first, a move to each next, release
 /// unless `lift` is false); every effect the setup asked for, in order.

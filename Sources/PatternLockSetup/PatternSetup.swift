@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import PatternLock
+import PatternLockScreen
 import PatternLockWire
 
 /// Setting a pattern by drawing it, in Android's stages (its ChooseLockPattern):
