@@ -3,6 +3,7 @@ import CPamPatternLock
 import Foundation
 import PatternLock
 import PatternLockWire
+import PlasmaScriptSupport
 import Testing
 
 /// The Plasma lock screen's reading of PAM prompts (plasma/common/ModulePrompt.js,
@@ -11,37 +12,21 @@ import Testing
 /// corpus of other modules' prompts, run through node.
 @Suite("The Plasma lock screen reads the module's prompts as the lock screen does")
 struct PlasmaPromptTests {
-    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../plasma/common/ModulePrompt.js").standardized
+    static let file = PlasmaScript.file("ModulePrompt.js")
 
     /// What ModulePrompt.js's `read` and `gridMessage` make of each text: one
     /// line each, `pattern LAYOUT ONE` or `password`, then ` grid LAYOUT` or ` -`.
     func javascript(_ texts: [String]) throws -> [String] {
-        let node = ["/usr/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let path = try #require(node, "node is not installed (scripts/install-deps.sh --check installs nodejs)")
         let driver = """
-            const fs = require("fs"), vm = require("vm");
-            vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8").replace(/^\\.pragma library\\n/, ""));
             const texts = JSON.parse(fs.readFileSync(0, "utf8"));
             process.stdout.write(JSON.stringify(texts.map(t => {
                 const r = read(t), g = gridMessage(t);
                 return (r.pattern ? `pattern ${r.layout || "-"} ${r.orPassword ? 1 : 0}` : "password") + ` grid ${g || "-"}`;
             })));
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-e", driver, Self.file.path]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: texts))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return try #require(try JSONSerialization.jsonObject(with: output) as? [String])
+        let output = try PlasmaScript.run(
+            Self.file, driver: driver, input: try JSONSerialization.data(withJSONObject: texts))
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])
     }
 
     func swift(_ text: String) -> String {
@@ -85,24 +70,12 @@ struct PlasmaPromptTests {
 
     @Test("a drawn pattern is answered in the keys of the module's layout")
     func answerKeys() throws {
-        let node = try #require(["/usr/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) })
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = [
-            "-e",
-            """
-            const fs = require("fs"), vm = require("vm");
-            vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8").replace(/^\\.pragma library\\n/, ""));
-            process.stdout.write([answer([1,2,3,4,5,6,7,8,9], "phone"), answer([1,2,3,4,5,6,7,8,9], "numpad"),
-                answer([1,2,3,4,5,6,7,8,9], null)].join(" "));
-            """,
-            Self.file.path,
-        ]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        try process.run()
-        let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try PlasmaScript.run(
+            Self.file,
+            driver: """
+                process.stdout.write([answer([1,2,3,4,5,6,7,8,9], "phone"), answer([1,2,3,4,5,6,7,8,9], "numpad"),
+                    answer([1,2,3,4,5,6,7,8,9], null)].join(" "));
+                """)
         let keys = { (l: KeypadLayout) in (1...9).map { String(l.dot(forKey: $0)) }.joined() }
         #expect(output == "\(keys(.phone)) \(keys(.numpad)) \(keys(.phone))")
     }

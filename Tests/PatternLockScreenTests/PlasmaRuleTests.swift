@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import PatternLock
+import PlasmaScriptSupport
 import Testing
 
 @testable import PatternLockScreen
@@ -11,8 +12,7 @@ import Testing
 /// pattern (JavaScript as QML runs it: plain ECMAScript, no QML types).
 @Suite("The Plasma lock screen draws by the core's rule")
 struct PlasmaRuleTests {
-    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../plasma/common/PatternRule.js").standardized
+    static let file = PlasmaScript.file("PatternRule.js")
 
     func source() throws -> String { try String(contentsOf: Self.file, encoding: .utf8) }
 
@@ -44,8 +44,6 @@ struct PlasmaRuleTests {
     /// dot a move passes over left out; what the file's `move` and `type` make of them.
     @Test("for all 389,112 patterns a drawn path and typed dots give there what they give the core")
     func everyPattern() throws {
-        let node = ["/usr/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let path = try #require(node, "node is not installed (scripts/install-deps.sh --check installs nodejs)")
         let patterns = allPatterns()
         #expect(patterns.count == 389_112)
         // Typed: the dots a straight move passes over are left out where the core puts them back.
@@ -62,9 +60,6 @@ struct PlasmaRuleTests {
             return out
         }
         let driver = """
-            const fs = require("fs"), vm = require("vm");
-            const src = fs.readFileSync(process.argv[1], "utf8").replace(/^\\.pragma library\\n/, "");
-            vm.runInThisContext(src);
             const side = 300, out = [];
             for (const line of fs.readFileSync(0, "utf8").split("\\n")) {
                 if (!line) continue;
@@ -84,24 +79,8 @@ struct PlasmaRuleTests {
         var input = ""
         for p in patterns { input += "d " + p.map(String.init).joined() + "\n" }
         for t in typed { input += "t " + t.map(String.init).joined() + "\n" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-e", driver, Self.file.path]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        let data = Data(input.utf8)
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(data)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let output = try PlasmaScript.run(Self.file, driver: driver, input: Data(input.utf8))
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 2 * patterns.count + 1)
         var wrong = 0
         for (i, p) in patterns.enumerated() where i < lines.count {

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// A JavaScript file of the Plasma lock screen (plasma/common), run under node
+/// as its QML runs it, for the tests that hold it to the Swift core: the file is
+/// loaded into node's context (its `.pragma library` line dropped), then
+/// `driver` runs with the file's path as `process.argv[1]`, `input` on its
+/// standard input (written from a thread of its own, so a large input and a
+/// large output never wait on each other), and its standard output returned.
+/// The one place the Swift tests start node.
+public enum PlasmaScript {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// plasma/common/NAME in this checkout.
+    public static func file(_ name: String, from source: String = #filePath) -> URL {
+        URL(fileURLWithPath: source).deletingLastPathComponent()
+            .appendingPathComponent("../../plasma/common/\(name)").standardized
+    }
+
+    public static func run(_ file: URL, driver: String, input: Data = Data()) throws -> String {
+        guard
+            let node = ["/usr/bin/node", "/usr/bin/nodejs"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else {
+            throw Failure(description: "node is not installed (scripts/install-deps.sh --check installs nodejs)")
+        }
+        let prelude = """
+            const fs = require("fs"), vm = require("vm");
+            vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8").replace(/^\\.pragma library\\n/, ""));
+
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = ["-e", prelude + driver, file.path]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(input)
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "node ran \(file.lastPathComponent) and exited \(process.terminationStatus)")
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
