@@ -225,8 +225,16 @@ final class SetupApp {
                 let result = job.finish()
                 if job.wasHungUp, closeRequested, case .failure = result {
                     // Closed (or cancelled) while polkit asked: hung up, so the
-                    // daemon set nothing, and the window closes as Cancel does.
-                    run([.close(set: false)])
+                    // daemon ends its check and sets nothing, and the window
+                    // closes as Cancel does. Unless the password had been
+                    // accepted just before: the daemon then set the pattern,
+                    // and its answer was lost with the connection.
+                    if job.first, Self.enrolledNow(user: user, address: options.address) {
+                        say("Your new unlock pattern was set just as the window closed.")
+                        run([.close(set: true)])
+                    } else {
+                        run([.close(set: false)])
+                    }
                     continue
                 }
                 enrolled(result, new: job.new, first: job.first, agentFailed: agentFailed)
@@ -578,6 +586,14 @@ final class SetupApp {
         dirty = true
         describe()
         if closeRequested { close() }
+    }
+
+    /// Whether the daemon now holds a pattern for `user` (after a first pattern's
+    /// request was hung up); false when it cannot say.
+    static func enrolledNow(user: String, address: DaemonAddress) -> Bool {
+        guard case .status(let s)? = try? DaemonConnection.request(.status(user: user), socket: address, timeout: 5)
+        else { return false }
+        return s.enrolled
     }
 
     /// A pattern's digits for a request, copied from the stack buffer the core
