@@ -37,6 +37,11 @@ package struct LogBudget: Sendable {
         var tokens: Double
         var refilled: Double
         var suppressed: Int
+
+        /// The lines it allows at `now`: what it held, refilled since, at most a burst.
+        func tokens(at now: Double) -> Double {
+            min(LogBudget.burst, tokens + (now - refilled) * LogBudget.perMinute / 60)
+        }
     }
 
     private var buckets: [Key: Bucket] = [:]
@@ -50,7 +55,7 @@ package struct LogBudget: Sendable {
         if uid == 0 { return 0 }
         let key = Key(uid: uid, kind: kind)
         var b = buckets[key] ?? Bucket(tokens: Self.burst, refilled: now, suppressed: 0)
-        b.tokens = min(Self.burst, b.tokens + (now - b.refilled) * Self.perMinute / 60)
+        b.tokens = b.tokens(at: now)
         b.refilled = now
         guard b.tokens >= 1 else {
             b.suppressed += 1
@@ -74,7 +79,7 @@ package struct LogBudget: Sendable {
         }
         // Buckets refilled by now hold nothing to remember: one entry a uid that
         // wrote lately, not one for every uid ever seen.
-        buckets = buckets.filter { _, b in b.suppressed > 0 || b.tokens + (now - b.refilled) * Self.perMinute / 60 < Self.burst }
+        buckets = buckets.filter { _, b in b.suppressed > 0 || b.tokens(at: now) < Self.burst }
         return out.sorted { ($0.uid, $0.kind == .warning ? 1 : 0) < ($1.uid, $1.kind == .warning ? 1 : 0) }
     }
 }

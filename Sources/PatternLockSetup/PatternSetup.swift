@@ -337,11 +337,8 @@ public struct PatternSetup: Sendable {
             proofAction = action
             proofNamesUs = false
             proofLines = []
-        case .message(let text):
-            proofNamesUs = process.map { PasswordProofTiming.message(text, names: $0) } ?? true
-            proofLines.append(text)
-            if proofLines.count > 4 { proofLines.removeFirst(proofLines.count - 4) }
-        case .info(let text):
+        case .message(let text), .info(let text):
+            if case .message = event { proofNamesUs = process.map { PasswordProofTiming.message(text, names: $0) } ?? true }
             proofLines.append(text)
             if proofLines.count > 4 { proofLines.removeFirst(proofLines.count - 4) }
         case .identity(let name):

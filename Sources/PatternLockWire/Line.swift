@@ -45,9 +45,8 @@ public struct Line: Equatable, Sendable {
         let head = Array(([verb] + fields.map { "\($0.key)=\(PercentEncoding.encode($0.value))" }).joined(separator: " ").utf8)
         var size = head.count + 1
         for f in secrets {
-            size += f.key.utf8.count + 2 + f.value.withUnsafeBytes { $0.reduce(0) { $0 + (PercentEncoding.isUnreserved($1) ? 1 : 3) } }
+            size += f.key.utf8.count + 2 + f.value.withUnsafeBytes { PercentEncoding.encodedCount($0) }
         }
-        let hex = Array("0123456789ABCDEF".utf8)
         // The fill never gives up: the size was counted above.
         let line = SecretBytes(capacity: size) { out in
             var n = 0
@@ -60,17 +59,7 @@ public struct Line: Equatable, Sendable {
                 put(UInt8(ascii: " "))
                 for b in f.key.utf8 { put(b) }
                 put(UInt8(ascii: "="))
-                f.value.withUnsafeBytes { value in
-                    for c in value {
-                        if PercentEncoding.isUnreserved(c) {
-                            put(c)
-                        } else {
-                            put(UInt8(ascii: "%"))
-                            put(hex[Int(c >> 4)])
-                            put(hex[Int(c & 15)])
-                        }
-                    }
-                }
+                f.value.withUnsafeBytes { PercentEncoding.encode($0, into: put) }
             }
             put(UInt8(ascii: "\n"))
             return n

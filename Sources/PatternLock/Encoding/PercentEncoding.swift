@@ -3,7 +3,7 @@
 /// unreserved set `A-Z a-z 0-9 - . _ ~` stands as it is, every other byte is `%XX`.
 public enum PercentEncoding {
     @inline(__always)
-    public static func isUnreserved(_ c: UInt8) -> Bool {
+    static func isUnreserved(_ c: UInt8) -> Bool {
         switch c {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
@@ -18,14 +18,27 @@ public enum PercentEncoding {
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
+        encode(bytes) { out.append($0) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Encodes `bytes` one output byte at a time into `put` (a secret's bytes
+    /// into a buffer of its own, never through a `String`).
+    public static func encode(_ bytes: some Sequence<UInt8>, into put: (UInt8) -> Void) {
         for c in bytes {
             if isUnreserved(c) {
-                out.append(c)
+                put(c)
             } else {
-                out += [UInt8(ascii: "%"), hex[Int(c >> 4)], hex[Int(c & 15)]]
+                put(UInt8(ascii: "%"))
+                put(hex[Int(c >> 4)])
+                put(hex[Int(c & 15)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// How many bytes `encode` makes of `bytes`.
+    public static func encodedCount(_ bytes: some Sequence<UInt8>) -> Int {
+        bytes.reduce(0) { $0 + (isUnreserved($1) ? 1 : 3) }
     }
 
     public static func encode(_ text: String) -> String { encode(text.utf8) }

@@ -63,26 +63,25 @@ public struct GuessRanking: Sendable {
 
     /// The best rank among the pattern's 8 rotations and mirror images.
     public func orientationRank(of pattern: Pattern) -> Int {
-        orientationRank(of: pattern.dots)
+        pattern.withDots { orientationRank(of: $0) }
     }
 
     /// The same for dots in a buffer (a pattern's wiped storage), without copying them.
     public func orientationRank(of dots: UnsafeBufferPointer<UInt8>) -> Int {
-        guard PatternIndex.index(count: dots.count, { Int(dots[$0]) }) != nil else { return GuessRanking.patternCount }
-        var best = GuessRanking.patternCount
-        rankTable.withUnsafeBufferPointer { ranks in
-            PatternIndex.forEachImage(count: dots.count, { Int(dots[$0]) }) { best = min(best, Int(ranks[$0])) }
-        }
-        return best
+        orientationRank(count: dots.count) { Int(dots[$0]) }
     }
 
     public func orientationRank(of dots: [Int]) -> Int {
-        guard PatternIndex.index(of: dots) != nil else { return GuessRanking.patternCount }
+        dots.withUnsafeBufferPointer { d in orientationRank(count: d.count) { d[$0] } }
+    }
+
+    /// The best rank among the images of the dots given one by one (`dot(i)` for
+    /// i in 0..<count); a pattern's count when they are not a valid pattern.
+    private func orientationRank(count: Int, _ dot: (Int) -> Int) -> Int {
+        guard PatternIndex.index(count: count, dot) != nil else { return GuessRanking.patternCount }
         var best = GuessRanking.patternCount
         rankTable.withUnsafeBufferPointer { ranks in
-            dots.withUnsafeBufferPointer { d in
-                PatternIndex.forEachImage(of: d) { best = min(best, Int(ranks[$0])) }
-            }
+            PatternIndex.forEachImage(count: count, dot) { best = min(best, Int(ranks[$0])) }
         }
         return best
     }
@@ -91,7 +90,7 @@ public struct GuessRanking: Sendable {
 
     /// The shape family the pattern draws, if it is one of the named shapes.
     public func family(of pattern: Pattern) -> ShapeFamily? {
-        PatternIndex.index(of: pattern.dots).flatMap { family(atIndex: $0) }
+        pattern.withDots { d in PatternIndex.index(count: d.count) { Int(d[$0]) } }.flatMap { family(atIndex: $0) }
     }
 
     /// The shape family pattern number `index` draws, if any.

@@ -89,13 +89,8 @@ public enum PatternIndex {
 
     /// Calls `body(index)` for the pattern's images under the 8 symmetries, without
     /// allocating (the dots must be a valid pattern).
-    @inline(__always)
-    static func forEachImage(of dots: UnsafeBufferPointer<Int>, _ body: (Int) -> Void) {
-        forEachImage(count: dots.count, { dots[$0] }, body)
-    }
-
-    /// The same for dots given one by one (`dot(i)` for i in 0..<count): each
-    /// image is numbered as it is mapped, and never written down.
+    /// The dots are given one by one (`dot(i)` for i in 0..<count): each image is
+    /// numbered as it is mapped, and never written down.
     @inline(__always)
     static func forEachImage(count: Int, _ dot: (Int) -> Int, _ body: (Int) -> Void) {
         symmetryTable.withUnsafeBufferPointer { table in
