@@ -106,19 +106,19 @@ let package = Package(
                 "PatternLock", .target(name: "PatternLockPostgres", condition: .when(traits: ["PostgreSQL"])),
             ]),
         .testTarget(name: "PatternLockFleetTests", dependencies: ["PatternLockFleet", "PatternLockWire", "PatternLock"]),
-        // The one runner of the Plasma lock screen's JavaScript under node, for the
-        // two test targets that hold it to the core (its drawing rule, its prompts).
-        .target(name: "PlasmaScriptSupport", path: "Tests/PlasmaScriptSupport"),
+        // What the test targets share: the contract files (Tests/Contract) and the
+        // one runner of the screens' JavaScript under node, which they hold to the core.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "PatternLockScreenTests",
             dependencies: [
                 "PatternLockScreen", "PatternLockSetup", "PatternLockScreenKeymap", "CXKBCommon", "PatternLockWire",
-                "PatternLock", "PlasmaScriptSupport",
+                "PatternLock", "TestSupport",
             ]),
         .testTarget(name: "PatternLockDaemonTests", dependencies: ["PatternLockDaemon", "PatternLockWire", "PatternLock"]),
         // The wire and its wording too: the module and the CLI must word a reply alike.
         .testTarget(
-            name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock", "PlasmaScriptSupport"]),
+            name: "CPamPatternLockTests", dependencies: ["CPamPatternLock", "PatternLockWire", "PatternLock", "TestSupport"]),
         // Protocol, record and PHC parsers under libFuzzer (`make fuzz`); without
         // -DFUZZING a corpus replayer (`make fuzz-replay`).
         .executableTarget(name: "PatternLockFuzz", dependencies: ["PatternLockWire", "PatternLock"], path: "Fuzz/Swift"),

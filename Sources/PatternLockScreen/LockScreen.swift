@@ -97,9 +97,9 @@ public struct LockScreen: Sendable {
     /// How long an answer may be with PAM before the screen offers to start again
     /// (a PAM module that hangs must not leave the screen with no way to unlock).
     public static let stuckSeconds = 12.0
-    public static let stuckNotice = "No answer yet. Tap or press Escape to start again."
-    public static let tooShortNotice = PatternError.tooShort(0).description
-    public static let failedNotice = "Not unlocked. Try again."
+    public static let stuckNotice = ScreenWords.stuck
+    public static let tooShortNotice = ScreenWords.tooShort
+    public static let failedNotice = ScreenWords.failed
 
     public var options: Options
     public private(set) var phase: Phase = .waiting {
@@ -141,7 +141,7 @@ public struct LockScreen: Sendable {
     /// for the grid (a new attempt), which the screen then offers.
     public private(set) var patternAsked = false
     /// What the screen offers under an empty password field after a pattern prompt.
-    public static let backHint = "Tap or press Escape to draw the pattern again."
+    public static let backHint = ScreenWords.backHint
     public var showsBackHint: Bool { phase == .password && !flashing && patternAsked && field.isEmpty }
 
     private var pendingPattern: Pattern?
@@ -156,7 +156,7 @@ public struct LockScreen: Sendable {
     /// an empty password under `nullok`): the unlock waits for a person's press,
     /// touch or key, as swaylock waits for Enter.
     public private(set) var successHeld = false
-    public static let heldNotice = "Tap or press a key to unlock."
+    public static let heldNotice = ScreenWords.held
     /// The keys typed as dots so far, in a locked buffer wiped on clear.
     private let typedKeys = SecretField()
 
@@ -176,8 +176,8 @@ public struct LockScreen: Sendable {
     /// Whether the field shows without the keyboard (a hardware key hid it): a
     /// button on the screen brings it back.
     public var offersKeyboard: Bool { showsField && !keyboardWanted }
-    public static let usePasswordLabel = "Use password"
-    public static let showKeyboardLabel = "Show keyboard"
+    public static let usePasswordLabel = ScreenWords.usePassword
+    public static let showKeyboardLabel = ScreenWords.showKeyboard
 
     public struct Options: Sendable {
         public var hidePath: Bool

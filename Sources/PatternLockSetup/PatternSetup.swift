@@ -98,7 +98,7 @@ public struct PatternSetup: Sendable {
     public static let confirmTitle = "Draw the pattern again to confirm"
     public static let savingTitle = "Setting your pattern…"
     public static let doneTitle = "Your new unlock pattern is set"
-    public static let tooShortDetail = "Connect at least \(Pattern.minimumDots) dots. This was not counted; try again."
+    public static let tooShortDetail = ScreenWords.tooShort
     public static let acceptableDetail = "Acceptable: not among the patterns people choose most."
     public static let mismatchDetail = "That was not the same pattern. Start again: draw an unlock pattern."
     public static let cancelledDetail = "Nothing was changed."

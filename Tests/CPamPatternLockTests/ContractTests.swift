@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPamPatternLock
 import Testing
+import TestSupport
 
 /// The module's reply parser and user-name rule against the shared corpus in
 /// Tests/Contract, every line of it.

@@ -3,6 +3,7 @@ import CPamPatternLock
 import PatternLock
 import PatternLockWire
 import Testing
+import TestSupport
 
 /// The lock screen's reading of PAM prompts (`ModulePrompt`) agrees with the
 /// prompts the C module really makes, and reads every other prompt as a password

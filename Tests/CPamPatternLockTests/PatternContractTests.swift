@@ -3,6 +3,7 @@ import CPamPatternLock
 import PatternLock
 import PatternLockWire
 import Testing
+import TestSupport
 
 /// Tests/Contract/patterns.txt: whether a typed entry is a pattern, the answer
 /// the daemon's `Pattern` and the module's `pl_pattern_check` must both give.

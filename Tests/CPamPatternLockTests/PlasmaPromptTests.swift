@@ -3,28 +3,28 @@ import CPamPatternLock
 import Foundation
 import PatternLock
 import PatternLockWire
-import PlasmaScriptSupport
+import TestSupport
 import Testing
 
-/// The Plasma lock screen's reading of PAM prompts (plasma/common/ModulePrompt.js,
+/// The Plasma lock screen's reading of PAM prompts (plasma/common/Conversation.js,
 /// JavaScript as QML runs it) is the Swift lock screen's (`ModulePrompt`): for
 /// every prompt and grid picture the C module makes, its other messages, and the
 /// corpus of other modules' prompts, run through node.
 @Suite("The Plasma lock screen reads the module's prompts as the lock screen does")
 struct PlasmaPromptTests {
-    static let file = PlasmaScript.file("ModulePrompt.js")
+    static let file = ScreenScript.file("Conversation.js")
 
-    /// What ModulePrompt.js's `read` and `gridMessage` make of each text: one
+    /// What Conversation.js's `readPrompt` and `gridMessage` make of each text: one
     /// line each, `pattern LAYOUT ONE` or `password`, then ` grid LAYOUT` or ` -`.
     func javascript(_ texts: [String]) throws -> [String] {
         let driver = """
             const texts = JSON.parse(fs.readFileSync(0, "utf8"));
             process.stdout.write(JSON.stringify(texts.map(t => {
-                const r = read(t), g = gridMessage(t);
+                const r = readPrompt(t), g = gridMessage(t);
                 return (r.pattern ? `pattern ${r.layout || "-"} ${r.orPassword ? 1 : 0}` : "password") + ` grid ${g || "-"}`;
             })));
             """
-        let output = try PlasmaScript.run(
+        let output = try ScreenScript.run(
             Self.file, driver: driver, input: try JSONSerialization.data(withJSONObject: texts))
         return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])
     }
@@ -70,11 +70,11 @@ struct PlasmaPromptTests {
 
     @Test("a drawn pattern is answered in the keys of the module's layout")
     func answerKeys() throws {
-        let output = try PlasmaScript.run(
+        let output = try ScreenScript.run(
             Self.file,
             driver: """
-                process.stdout.write([answer([1,2,3,4,5,6,7,8,9], "phone"), answer([1,2,3,4,5,6,7,8,9], "numpad"),
-                    answer([1,2,3,4,5,6,7,8,9], null)].join(" "));
+                process.stdout.write([answerKeys([1,2,3,4,5,6,7,8,9], "phone"), answerKeys([1,2,3,4,5,6,7,8,9], "numpad"),
+                    answerKeys([1,2,3,4,5,6,7,8,9], null)].join(" "));
                 """)
         let keys = { (l: KeypadLayout) in (1...9).map { String(l.dot(forKey: $0)) }.joined() }
         #expect(output == "\(keys(.phone)) \(keys(.numpad)) \(keys(.phone))")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPamPatternLock
 import Testing
+import TestSupport
 
 /// Every sentence the module shows, for every key of Tests/Contract/sentences.txt
 /// and many values of its placeholders, compared in full with the table.

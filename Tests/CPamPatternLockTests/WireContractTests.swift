@@ -3,6 +3,7 @@ import CPamPatternLock
 import PatternLock
 import PatternLockWire
 import Testing
+import TestSupport
 
 /// The daemon's side of Tests/Contract: every reply the daemon can send is in
 /// replies.txt and the module reads it as the daemon meant it; the daemon and the

@@ -229,7 +229,7 @@ struct LockScreenTests {
         var s = screen()
         _ = s.pamPrompt(Self.patternPrompt, echo: false)
         #expect(draw(&s, [1, 2, 5]) == [.log("too short")])
-        #expect(s.notice == "Connect at least 4 dots.")
+        #expect(s.notice == "Connect at least 4 dots. This was not counted; try again.")
         #expect(s.phase == .pattern && s.gesture.dots.isEmpty)
     }
 

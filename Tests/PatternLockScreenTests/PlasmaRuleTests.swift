@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import PatternLock
-import PlasmaScriptSupport
+import TestSupport
 import Testing
 
 @testable import PatternLockScreen
@@ -12,7 +12,7 @@ import Testing
 /// pattern (JavaScript as QML runs it: plain ECMAScript, no QML types).
 @Suite("The Plasma lock screen draws by the core's rule")
 struct PlasmaRuleTests {
-    static let file = PlasmaScript.file("PatternRule.js")
+    static let file = ScreenScript.file("PatternRule.js")
 
     func source() throws -> String { try String(contentsOf: Self.file, encoding: .utf8) }
 
@@ -79,7 +79,7 @@ struct PlasmaRuleTests {
         var input = ""
         for p in patterns { input += "d " + p.map(String.init).joined() + "\n" }
         for t in typed { input += "t " + t.map(String.init).joined() + "\n" }
-        let output = try PlasmaScript.run(Self.file, driver: driver, input: Data(input.utf8))
+        let output = try ScreenScript.run(Self.file, driver: driver, input: Data(input.utf8))
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 2 * patterns.count + 1)
         var wrong = 0

@@ -1,12 +1,24 @@
 .pragma library
 // SPDX-License-Identifier: Apache-2.0
-// How patternlock's Plasma lock screen tells pam_patternlock's pattern prompt
-// from every other prompt, and the module's grid picture from the messages a
-// user must read: the same reading as the Swift lock screen's
-// (Sources/PatternLockWire/ModulePrompt.swift, on the sentences the module
-// prints, Tests/Contract/sentences.txt). Tests/PatternLockScreenTests/
-// PlasmaRuleTests.swift checks every form against it. A drawn pattern answers
-// only a prompt read here as the module's; any other gets the password field.
+// The conversation of every screen patternlock draws on in JavaScript (Plasma's
+// lock screen in QML; GNOME Shell's next): how it tells pam_patternlock's
+// pattern prompt from every other prompt and the module's grid picture from the
+// messages a user must read, what it answers to which prompt, and its words.
+// One file, so that no screen can answer differently: the Swift lock screen
+// (Sources/PatternLockScreen/LockScreen.swift) is the reference, and
+// Tests/PatternLockScreenTests/ConversationTests.swift runs this file under
+// node through the same table of scenarios (Tests/Contract/conversation.txt),
+// its words against Tests/Contract/screens.txt, and its prompt reading against
+// every form the C module makes (Tests/CPamPatternLockTests/PlasmaPromptTests).
+//
+// The rule: a drawn pattern answers only a prompt read here as the module's; a
+// password typed in the field answers only a prompt that is not the module's,
+// and the module's prompt is answered empty while it waits (so that a password
+// made only of the digits 1-9 goes to pam_unix, never to the daemon as a
+// pattern); an empty Enter answers nothing.
+//
+// Plain ECMAScript 5 with no QML types: QML loads it as a library, node as a
+// script.
 
 var patternPrompt = "Pattern (Enter to skip): ";
 var patternOrPasswordPrompt = "Pattern or password: ";
@@ -39,7 +51,7 @@ function layoutOfGrid(text) {
 
 // A PAM prompt read: { pattern: true, layout: "phone" | "numpad" | null,
 // orPassword: bool } for the module's, { pattern: false } for any other.
-function read(text) {
+function readPrompt(text) {
     var lines = text.split("\n");
     var last = lines[lines.length - 1];
     if (last === patternPrompt) return { pattern: true, layout: layoutOfGrid(text), orPassword: false };
@@ -68,8 +80,209 @@ function keyForDot(dot, layout) {
 
 // The answer to the module's prompt: the dots as the keys they sit on in the
 // module's layout (the phone's when the prompt names none).
-function answer(dots, layout) {
+function answerKeys(dots, layout) {
     var out = "";
     for (var i = 0; i < dots.length; i++) out += String(keyForDot(dots[i], layout));
+    return out;
+}
+
+// The words a screen says of its own (Tests/Contract/screens.txt).
+var words = {
+    tooShort: "Connect at least 4 dots. This was not counted; try again.",
+    failed: "Not unlocked. Try again.",
+    notAsked: "Type your password: the pattern is not asked for now.",
+    usePassword: "Use password",
+    usePattern: "Use pattern"
+};
+
+// A new conversation. `keysLayout`: the layout the screen's keys 1-9 are read
+// in ("phone" when not given, or "numpad"): the screen's own setting, about the
+// keyboard only, as the Swift lock screen's --layout (the module's layout= says
+// how the answer is written, never which key lights which dot).
+function create(keysLayout) {
+    return {
+        // "waiting" (no prompt yet), "pattern" (the module's prompt waits),
+        // "password" (another prompt waits: the field shows), "checking" (an
+        // answer is with PAM, or waits for the prompt it answers).
+        phase: "waiting",
+        awaiting: false,
+        prompt: { pattern: false },
+        promptText: "",
+        // The field shows while the grid would (opened by "Use password" or a letter).
+        fieldOpen: false,
+        pendingPattern: null,
+        passwordPending: false,
+        answeredPattern: false,
+        keysLayout: keysLayout === "numpad" ? "numpad" : "phone",
+        gridLayout: null,
+        // The keys 1-9 typed on the grid since it was cleared: a password's
+        // first characters if a letter follows.
+        typedKeys: "",
+        notice: null
+    };
+}
+
+// The layout the module reads its answer in: the prompt's, else this
+// attempt's grid picture, else the phone's.
+function moduleLayout(c) { return c.prompt.layout || c.gridLayout || "phone"; }
+
+// What shows: "field" (the password field) or "grid".
+function shows(c) { return c.phase === "password" || c.fieldOpen ? "field" : "grid"; }
+
+// A new attempt: nothing is asked yet.
+function started(c) {
+    c.awaiting = false;
+    c.prompt = { pattern: false };
+    c.promptText = "";
+    c.gridLayout = null;
+    c.answeredPattern = false;
+    if (c.phase !== "checking" || (c.pendingPattern === null && !c.passwordPending)) c.phase = "waiting";
+    return [];
+}
+
+function answer(c, kind, text) {
+    c.awaiting = false;
+    c.phase = "checking";
+    c.answeredPattern = kind === "pattern";
+    return { answer: kind, text: text || "" };
+}
+
+// A PAM prompt. Actions: { answer: "pattern", text: KEYS }, { answer: "empty" },
+// { answer: "field" } (the field's text; the screen clears the field after).
+function prompted(c, text) {
+    var read = readPrompt(text);
+    c.prompt = read;
+    c.promptText = text;
+    c.awaiting = true;
+    if (read.pattern) {
+        if (c.passwordPending) return [answer(c, "empty")];
+        if (c.pendingPattern !== null) {
+            var dots = c.pendingPattern;
+            c.pendingPattern = null;
+            return [answer(c, "pattern", answerKeys(dots, moduleLayout(c)))];
+        }
+        c.phase = "pattern";
+        return [];
+    }
+    // Never a pattern here: only the field answers it.
+    c.pendingPattern = null;
+    if (c.passwordPending) {
+        c.passwordPending = false;
+        c.fieldOpen = false;
+        return [answer(c, "field")];
+    }
+    c.phase = "password";
+    c.fieldOpen = false;
+    if (c.answeredPattern) {
+        // The module refused the pattern and PAM went on to the next module.
+        c.answeredPattern = false;
+        return [{ flash: true }];
+    }
+    return [];
+}
+
+// A PAM message. Actions: { show: TEXT } unless it is the module's grid
+// picture (the screen draws the grid instead).
+function said(c, text) {
+    var grid = gridMessage(text);
+    if (grid !== null) {
+        c.gridLayout = grid;
+        return [];
+    }
+    c.notice = null;
+    return [{ show: text }];
+}
+
+// A pattern drawn (or typed and ended with Enter), at least the fewest dots.
+function drawn(c, dots) {
+    c.typedKeys = "";
+    c.notice = null;
+    if (c.phase === "pattern") return [answer(c, "pattern", answerKeys(dots, moduleLayout(c)))];
+    if (c.phase === "password") {
+        // Another module's question (pam_unix's, once pattern unlock is
+        // locked): a pattern never answers it.
+        c.notice = words.notAsked;
+        return [{ say: words.notAsked }];
+    }
+    c.pendingPattern = dots;
+    c.phase = "checking";
+    return [{ start: true }];
+}
+
+// A path of fewer dots: nothing is answered.
+function tooShort(c) {
+    c.typedKeys = "";
+    c.notice = words.tooShort;
+    return [{ say: words.tooShort }];
+}
+
+// "Use password" on the grid: the field opens, nothing is answered.
+function usePassword(c) {
+    if (c.phase !== "waiting" && c.phase !== "pattern") return [];
+    c.typedKeys = "";
+    c.fieldOpen = true;
+    c.notice = null;
+    return [{ openField: "" }];
+}
+
+// Back to the grid from the field ("Use pattern", Escape on an empty field),
+// only while the pattern may still answer.
+function usePattern(c) {
+    if (c.phase === "password") return [];
+    c.fieldOpen = false;
+    return [];
+}
+
+// Enter in the field, with `empty` whether it holds nothing.
+function entered(c, empty) {
+    if (empty) return [];  // nobody's password: it costs no pam_faillock attempt
+    if (c.phase === "password") {
+        c.fieldOpen = false;
+        return [answer(c, "field")];
+    }
+    if (c.phase === "checking") return [];
+    c.passwordPending = true;
+    // The module's prompt, skipped: the password waits for the next prompt.
+    if (c.phase === "pattern") return [answer(c, "empty")];
+    c.phase = "checking";
+    return [{ start: true }];
+}
+
+// A key typed on the grid (its text). Actions: { dot: N } for the keys 1-9
+// (in the keys' layout), { openField: TEXT } for any other printable key: the
+// password, from the digits typed before it.
+function keyed(c, text) {
+    var code = text.length === 1 ? text.charCodeAt(0) - 48 : -1;
+    if (code >= 1 && code <= 9) {
+        c.typedKeys += text;
+        c.notice = null;
+        return [{ dot: keyForDot(code, c.keysLayout) }];
+    }
+    var initial = c.typedKeys + text;
+    c.typedKeys = "";
+    c.fieldOpen = true;
+    return [{ openField: initial }];
+}
+
+// The grid was cleared (Escape, Backspace, a new path): the keys typed go.
+function cleared(c) { c.typedKeys = ""; }
+
+// The attempt's end. Actions: { unlock: true }; or, on failure, { flash: true }
+// after a pattern, { say: words.failed } after anything else, then { restart: true }.
+function ended(c, success) {
+    if (success) {
+        c.phase = "checking";
+        return [{ unlock: true }];
+    }
+    var out = c.answeredPattern ? [{ flash: true }] : [{ say: words.failed }];
+    c.notice = c.answeredPattern ? null : words.failed;
+    c.phase = "waiting";
+    c.awaiting = false;
+    c.fieldOpen = false;
+    c.passwordPending = false;
+    c.pendingPattern = null;
+    c.answeredPattern = false;
+    c.typedKeys = "";
+    out.push({ restart: true });
     return out;
 }

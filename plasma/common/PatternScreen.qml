@@ -5,15 +5,18 @@
 // whole, and the password field. Shared by Plasma 6 and 5.27: each version's
 // LockScreen.qml gives `auth`, its greeter's authenticator in one form.
 //
-// A drawn pattern answers only pam_patternlock's own prompt (ModulePrompt.js,
-// the module's sentences); any other prompt (pam_unix's "Password:") gets the
-// password field, so a pattern never reaches pam_unix or pam_faillock.
+// What is answered to which prompt is Conversation.js's, the one conversation
+// of every JavaScript screen: a drawn pattern answers only pam_patternlock's
+// own prompt; a password typed in the field only another prompt (pam_unix's
+// "Password:"), the module's being answered empty while it waits, so a
+// pattern never reaches pam_unix or pam_faillock and a password never reaches
+// the daemon, whatever its characters.
 //
 // For the tests, it says on stderr (console.log) where the grid and the button
 // are and what it shows: never a dot of the pattern, nor a character typed.
 import QtQuick 2.15
 import QtQuick.Controls 2.15
-import "ModulePrompt.js" as Module
+import "Conversation.js" as Conv
 
 Item {
     id: screen
@@ -37,40 +40,79 @@ Item {
     /// smartcard readers), in Breeze's words; "" when nothing.
     property string otherWays: ""
 
-    /// "pattern" (the grid), "password" (the field), "checking" (an answer sent).
+    /// The layout the keys 1-9 light dots in ("phone", or "numpad" for 7 8 9
+    /// on top): the keyboard's, a setting of this screen (the module's layout=
+    /// says only how the answer is written).
+    property string keypadLayout: "phone"
+
+    /// The conversation (Conversation.js, shared with every JavaScript screen
+    /// and checked against the Swift lock screen): what is answered to which
+    /// prompt. Its state is a plain object; `sync()` copies what the view
+    /// binds to after each call.
+    property var conv: null
+    onKeypadLayoutChanged: if (conv !== null) conv.keysLayout = keypadLayout === "numpad" ? "numpad" : "phone"
+    /// "pattern" (the grid takes input), "password" (the field shows),
+    /// "checking" (an answer is with PAM, or waits for its prompt).
     property string phase: "pattern"
     property string promptText: ""
-    property var promptRead: ({ pattern: false })
-    property bool awaiting: false
-    property var pendingPattern: null
-    property var pendingPassword: null
-    property bool lastWasPattern: false
+    /// The field was opened from the grid while the pattern may still answer.
+    property bool fieldFromGrid: false
     property var messages: []
     property bool flashing: false
     property bool started: false
-    /// The keys 1-9 typed on the grid since it was last cleared, as typed: the
-    /// start of a password if a letter follows.
-    property string typedKeys: ""
+    /// An answer waits for the prompt it answers.
+    property bool answerWaiting: false
 
-    readonly property string usePasswordLabel: "Use password"
+    readonly property string usePasswordLabel: Conv.words.usePassword
 
     function debug(text) { console.log("patternlock-plasma: " + text); }
 
-    function begin() {
-        if (started && auth.startAgain !== true) return;
-        started = true;
-        awaiting = false;
-        promptText = "";
-        promptRead = { pattern: false };
-        auth.start();
+    function sync() {
+        var view = Conv.shows(conv);
+        phase = view === "field" ? "password" : conv.phase === "checking" ? "checking" : "pattern";
+        promptText = conv.phase === "password" ? conv.promptText : "";
+        fieldFromGrid = conv.fieldOpen && conv.phase !== "password" && conv.phase !== "checking";
+        answerWaiting = conv.phase === "checking" && !conv.awaiting && (conv.pendingPattern !== null || conv.passwordPending);
     }
 
-    function respond(text, isPattern) {
-        awaiting = false;
-        lastWasPattern = isPattern;
-        phase = "checking";
-        auth.respond(text);
-        debug("answered kind=" + (isPattern ? "pattern" : "field"));
+    /// Does what the conversation said, in order.
+    function act(actions) {
+        for (var i = 0; i < actions.length; i++) {
+            var a = actions[i];
+            if (a.answer !== undefined) {
+                var text = a.answer === "pattern" ? a.text : a.answer === "field" ? field.text : "";
+                if (a.answer === "field") field.text = "";
+                auth.respond(text);
+                debug("answered kind=" + (a.answer === "pattern" ? "pattern" : a.answer === "empty" ? "empty" : "field"));
+            } else if (a.start) {
+                begin();
+            } else if (a.say !== undefined) {
+                say(a.say);
+            } else if (a.show !== undefined) {
+                say(a.show);
+            } else if (a.flash) {
+                grid.wrong = true;
+                flashing = true;
+            } else if (a.restart) {
+                restart.start();
+            } else if (a.dot !== undefined) {
+                grid.type(a.dot);
+            } else if (a.openField !== undefined) {
+                openField(a.openField);
+            }
+        }
+        sync();
+        describe();
+    }
+
+    function begin() {
+        if (started && auth.startAgain !== true) return;
+        if (!started) {
+            Conv.started(conv);
+            sync();
+        }
+        started = true;
+        auth.start();
     }
 
     function say(text) {
@@ -82,7 +124,7 @@ Item {
 
     /// The on-screen keyboard shown or hidden (with the field, which it types into).
     function toggleKeyboard() {
-        if (phase !== "password") showField("");
+        if (phase !== "password") usePassword();
         var open = !(keyboard.item && keyboard.item.active);
         field.forceActiveFocus();
         if (keyboard.item) keyboard.item.activated = open;
@@ -90,63 +132,26 @@ Item {
         describe();
     }
 
-    function showField(initial) {
+    /// The field opened from the grid with `initial` typed ("Use password", or
+    /// a letter after digits typed on the grid).
+    function openField(initial) {
         grid.clear();
-        typedKeys = "";
-        pendingPattern = null;
-        phase = "password";
         field.text = initial || "";
         field.forceActiveFocus();
-        describe();
     }
 
+    function usePassword() { act(Conv.usePassword(conv)); }
+
+    /// Back to the grid, only while the pattern may answer (not once pam_unix asks).
     function backToGrid() {
+        Conv.usePattern(conv);
+        sync();
+        if (phase === "password") return;
         if (keyboard.item) keyboard.item.activated = false;
         Qt.inputMethod.hide();
         field.text = "";
-        phase = "pattern";
         screen.forceActiveFocus();
         describe();
-    }
-
-    /// The field's text, from Enter or the button (an empty Enter is nobody's
-    /// password: it is not sent, so it costs no pam_faillock attempt).
-    function submitField() {
-        var text = field.text;
-        if (text === "") return;
-        field.text = "";
-        if (!awaiting) {
-            pendingPassword = text;
-            phase = "checking";
-            begin();
-            return;
-        }
-        if (promptRead.pattern && !promptRead.orPassword) {
-            // "Pattern (Enter to skip)": skipped, and the password answers the next prompt.
-            pendingPassword = text;
-            respond("", false);
-            return;
-        }
-        respond(text, false);
-    }
-
-    function drawn(dots) {
-        messages = [];
-        typedKeys = "";
-        if (awaiting && promptRead.pattern) {
-            respond(Module.answer(dots, promptRead.layout || "phone"), true);
-            return;
-        }
-        if (awaiting) {
-            // Another module's question (pam_unix's, once pattern unlock is
-            // locked): a pattern never answers it.
-            say("Type your password: the pattern is not asked for now.");
-            showField("");
-            return;
-        }
-        pendingPattern = dots;
-        phase = "checking";
-        begin();
     }
 
     /// Where the open on-screen keyboard is: x,y,width,height in the window.
@@ -171,63 +176,23 @@ Item {
     Connections {
         target: screen.auth
         function onPrompted(text, secret) {
-            screen.awaiting = true;
-            screen.promptText = text;
-            screen.promptRead = Module.read(text);
-            screen.debug("prompt kind=" + (screen.promptRead.pattern ? "pattern" : "password"));
-            if (screen.promptRead.pattern) {
-                if (screen.pendingPassword !== null) {
-                    var typed = screen.pendingPassword;
-                    if (screen.promptRead.orPassword) {
-                        screen.pendingPassword = null;
-                        screen.respond(typed, false);
-                    } else {
-                        screen.respond("", false);
-                    }
-                } else if (screen.pendingPattern !== null) {
-                    var dots = screen.pendingPattern;
-                    screen.pendingPattern = null;
-                    screen.respond(Module.answer(dots, screen.promptRead.layout || "phone"), true);
-                } else if (screen.phase === "checking") {
-                    screen.phase = "pattern";
-                }
-            } else {
-                // Never a pattern here: only the field answers it.
-                screen.pendingPattern = null;
-                if (screen.pendingPassword !== null) {
-                    var password = screen.pendingPassword;
-                    screen.pendingPassword = null;
-                    screen.respond(password, false);
-                } else {
-                    screen.showField("");
-                }
-            }
-            screen.describe();
+            var actions = Conv.prompted(screen.conv, text);
+            screen.debug("prompt kind=" + (screen.conv.prompt.pattern ? "pattern" : "password"));
+            screen.act(actions);
         }
         function onSaid(text, error) {
-            if (Module.gridMessage(text) !== null) return;  // the grid is drawn here
-            screen.say(text);
-            screen.describe();
+            screen.act(Conv.said(screen.conv, text));
         }
         function onSucceeded() {
             screen.debug("unlocked");
             Qt.quit();
         }
         function onFailed() {
-            screen.awaiting = false;
             screen.started = false;
-            screen.pendingPassword = null;
-            screen.pendingPattern = null;
-            if (screen.lastWasPattern) {
-                grid.wrong = true;
-                screen.flashing = true;
-                screen.phase = "pattern";
-            } else {
-                screen.say("Unlocking failed.");
-            }
+            field.text = "";
+            var actions = Conv.ended(screen.conv, false);
             screen.debug("attempt result=failure");
-            screen.describe();
-            restart.start();
+            screen.act(actions);
         }
     }
 
@@ -237,8 +202,7 @@ Item {
     Timer {
         interval: 1000
         repeat: true
-        running: screen.phase === "checking" && !screen.awaiting && screen.auth !== null
-                 && screen.auth.startAgain === true && (screen.pendingPattern !== null || screen.pendingPassword !== null)
+        running: screen.answerWaiting && screen.auth !== null && screen.auth.startAgain === true
         onTriggered: screen.auth.start()
     }
 
@@ -249,13 +213,13 @@ Item {
         onTriggered: {
             screen.flashing = false;
             grid.clear();
-            if (screen.phase === "checking") screen.phase = "pattern";
             screen.begin();
             screen.describe();
         }
     }
 
     Component.onCompleted: {
+        conv = Conv.create(keypadLayout);
         begin();
         forceActiveFocus();
         describeSoon.start();
@@ -269,20 +233,19 @@ Item {
         if (screen.phase !== "pattern") return;
         var key = ev.key;
         if (key >= Qt.Key_1 && key <= Qt.Key_9) {
-            screen.typedKeys += ev.text;
-            grid.type(Module.keyForDot(key - Qt.Key_0, screen.promptRead.layout || "phone"));
+            screen.act(Conv.keyed(screen.conv, String(key - Qt.Key_0)));
             ev.accepted = true;
         } else if (key === Qt.Key_Return || key === Qt.Key_Enter) {
             grid.finish();
             ev.accepted = true;
         } else if (key === Qt.Key_Escape || key === Qt.Key_Backspace) {
             grid.clear();
-            screen.typedKeys = "";
+            Conv.cleared(screen.conv);
             ev.accepted = true;
         } else if (ev.text.length > 0 && ev.text.charCodeAt(0) >= 0x20) {
             // Any other key: the password, from its first character (and the
             // digits typed before it, which began it).
-            screen.showField(screen.typedKeys + ev.text);
+            screen.act(Conv.keyed(screen.conv, ev.text));
             ev.accepted = true;
         }
     }
@@ -403,12 +366,13 @@ Item {
         y: screen.bodyTop
         hidePath: screen.hidePath
         enabled: screen.phase === "pattern" && !screen.flashing
-        onDrawn: function (dots) { screen.drawn(dots); }
-        onTooShort: {
-            screen.say("Connect at least 4 dots. This was not counted; try again.");
-            screen.describe();
+        onDrawn: function (dots) {
+            screen.messages = [];
+            screen.act(Conv.drawn(screen.conv, dots));
+            if (screen.phase === "password") screen.openField("");
         }
-        onStarted: { screen.messages = []; screen.typedKeys = ""; }
+        onTooShort: screen.act(Conv.tooShort(screen.conv))
+        onStarted: { screen.messages = []; Conv.cleared(screen.conv); }
     }
 
     TextField {
@@ -418,10 +382,10 @@ Item {
         y: screen.bodyTop + 8
         width: Math.min(screen.width - 64, 360)
         echoMode: TextInput.Password
-        placeholderText: screen.promptText !== "" && !screen.promptRead.pattern ? screen.promptText : "Password"
-        onAccepted: screen.submitField()
-        // Back to the grid only while the pattern may answer (not once pam_unix asks).
-        Keys.onEscapePressed: if (text === "" && (!screen.awaiting || screen.promptRead.pattern === true)) screen.backToGrid()
+        placeholderText: screen.promptText !== "" ? screen.promptText : "Password"
+        // An empty Enter is nobody's password: not sent, so it costs no pam_faillock attempt.
+        onAccepted: screen.act(Conv.entered(screen.conv, text === ""))
+        Keys.onEscapePressed: if (text === "") screen.backToGrid()
     }
 
     Button {
@@ -432,10 +396,9 @@ Item {
         // "Use password" on the grid; on the field "Use pattern" while the
         // module's prompt waits (not once pattern unlock is locked), so a
         // finger alone goes both ways.
-        visible: screen.phase === "pattern"
-                 || (screen.phase === "password" && screen.awaiting && screen.promptRead.pattern === true)
-        text: screen.phase === "pattern" ? screen.usePasswordLabel : "Use pattern"
-        onClicked: screen.phase === "pattern" ? screen.showField("") : screen.backToGrid()
+        visible: screen.phase === "pattern" || screen.fieldFromGrid
+        text: screen.phase === "pattern" ? screen.usePasswordLabel : Conv.words.usePattern
+        onClicked: screen.phase === "pattern" ? screen.usePassword() : screen.backToGrid()
     }
 
     // The on-screen keyboard, for the password field, as Breeze loads it:

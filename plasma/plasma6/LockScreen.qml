@@ -60,6 +60,7 @@ Item {
         userName: kscreenlocker_userName
         userImage: kscreenlocker_userImage
         hidePath: typeof config !== "undefined" && config.hidePath === true
+        keypadLayout: typeof config !== "undefined" && config.keypadLayout === "numpad" ? "numpad" : "phone"
         otherWays: root.otherWays
         switchUserSource: Qt.resolvedUrl("SwitchUser.qml")
     }

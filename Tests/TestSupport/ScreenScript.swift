@@ -8,7 +8,7 @@ import Foundation
 /// standard input (written from a thread of its own, so a large input and a
 /// large output never wait on each other), and its standard output returned.
 /// The one place the Swift tests start node.
-public enum PlasmaScript {
+public enum ScreenScript {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }

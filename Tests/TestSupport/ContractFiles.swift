@@ -3,25 +3,40 @@ import Foundation
 import Testing
 
 /// The shared contract files in Tests/Contract (their format: Tests/Contract/README.md).
-enum ContractFiles {
-    static let directory = URL(fileURLWithPath: #filePath)
+public enum ContractFiles {
+    public static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Contract")
 
-    struct FormatError: Error, CustomStringConvertible {
-        let description: String
+    /// An escaped column as text.
+    public static func text(_ column: String) throws -> String {
+        String(decoding: try unescape(column), as: UTF8.self)
+    }
+
+    public struct FormatError: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// One record: the first two TAB-separated columns of a line that is not a comment.
-    struct Record: Sendable, CustomTestStringConvertible {
-        let file: String
-        let line: Int
-        let key: String
-        let value: String
-        var testDescription: String { "\(file):\(line) \(key)" }
+    public struct Record: Sendable, CustomTestStringConvertible {
+        public let file: String
+        public let line: Int
+        public let key: String
+        public let value: String
+        /// Every column of the line (the first two are `key` and `value`).
+        public let columns: [String]
+        public init(file: String, line: Int, key: String, value: String, columns: [String]? = nil) {
+            self.file = file
+            self.line = line
+            self.key = key
+            self.value = value
+            self.columns = columns ?? [key, value]
+        }
+        public var testDescription: String { "\(file):\(line) \(key)" }
     }
 
     /// The records of one file, in order. Throws on a line without a TAB.
-    static func records(_ file: String) throws -> [Record] {
+    public static func records(_ file: String) throws -> [Record] {
         let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
         var records: [Record] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -30,20 +45,23 @@ enum ContractFiles {
             guard columns.count >= 2 else {
                 throw FormatError(description: "\(file):\(index + 1): no TAB between the two columns")
             }
-            records.append(Record(file: file, line: index + 1, key: String(columns[0]), value: String(columns[1])))
+            records.append(
+                Record(
+                    file: file, line: index + 1, key: String(columns[0]), value: String(columns[1]),
+                    columns: columns.map(String.init)))
         }
         return records
     }
 
     /// The records, or none when the file cannot be read; a test that calls
     /// `records` itself reports why.
-    static func recordsOrNone(_ file: String) -> [Record] {
+    public static func recordsOrNone(_ file: String) -> [Record] {
         (try? records(file)) ?? []
     }
 
     /// The bytes an escaped column stands for: `\\`, `\n`, `\xHH`, and `\{N}`
     /// (the byte before, N times in all).
-    static func unescape(_ text: String) throws -> [UInt8] {
+    public static func unescape(_ text: String) throws -> [UInt8] {
         let source = Array(text.utf8)
         var out: [UInt8] = []
         var i = 0

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import PatternLock
+import PatternLockSetup
+import PatternLockWire
+import TestSupport
+import Testing
+
+@testable import PatternLockScreen
+
+/// One conversation for every screen that draws the pattern: the scenarios of
+/// Tests/Contract/conversation.txt played on the Swift lock screen (the
+/// reference) and, under node, on the JavaScript that Plasma's screen runs
+/// (plasma/common/Conversation.js), each step's answer as the table says; and
+/// one set of words (Tests/Contract/screens.txt) for both.
+@Suite("Every screen answers PAM's prompts by one conversation, in one set of words")
+struct ConversationTests {
+    static let file = ScreenScript.file("Conversation.js")
+
+    struct Step: Codable, CustomStringConvertible {
+        let event: String
+        let arg: String
+        let expected: String
+        let line: Int
+        var description: String { "conversation.txt:\(line) \(event) \(arg.debugDescription)" }
+    }
+
+    struct Scenario: Codable {
+        let name: String
+        let steps: [Step]
+    }
+
+    static func scenarios() throws -> [Scenario] {
+        var out: [Scenario] = []
+        for record in try ContractFiles.records("conversation.txt") {
+            if record.key == "scenario" {
+                out.append(Scenario(name: record.value, steps: []))
+                continue
+            }
+            guard let last = out.popLast() else {
+                throw ContractFiles.FormatError(description: "conversation.txt:\(record.line): a step before any scenario")
+            }
+            let expected = record.columns.count > 2 ? record.columns[2] : ""
+            let step = Step(
+                event: record.key, arg: try ContractFiles.text(record.value), expected: expected, line: record.line)
+            out.append(Scenario(name: last.name, steps: last.steps + [step]))
+        }
+        return out
+    }
+
+    /// What a step did, in one order whatever order the screen did it in.
+    static func normalized(_ words: [String]) -> String {
+        let rank = ["answer": 0, "show": 1, "say": 2, "flash": 3, "restart": 4, "end": 4, "unlock": 5]
+        let sorted = words.enumerated().sorted {
+            let a = rank[String($0.element.split(separator: " ")[0])] ?? 9
+            let b = rank[String($1.element.split(separator: " ")[0])] ?? 9
+            return a != b ? a < b : $0.offset < $1.offset
+        }
+        return sorted.isEmpty ? "-" : sorted.map(\.element).joined(separator: ", ")
+    }
+
+    static func sayKey(_ sentence: String) -> String {
+        ScreenWords.all.first { $0.value == sentence }.map { "say \($0.key)" } ?? "say \(sentence.debugDescription)"
+    }
+
+    /// Each step on the Swift lock screen.
+    static func swift(_ scenario: Scenario) -> [String] {
+        var s = LockScreen(options: .init(), geometry: geometry)
+        s.attemptStarted()
+        var out: [String] = []
+        for step in scenario.steps {
+            let noticeBefore = s.notice
+            var effects: [Effect] = []
+            switch step.event {
+            case "prompt": effects = s.pamPrompt(step.arg, echo: false)
+            case "message": effects = s.pamInfo(step.arg)
+            case "draw":
+                let dots = step.arg.compactMap { $0.wholeNumberValue }
+                effects = s.press(at: centre(dots[0]))
+                for d in dots.dropFirst() { s.move(to: centre(d)) }
+                effects += s.release()
+            case "type":
+                for byte in step.arg.utf8 {
+                    let text = KeyText([byte])
+                    effects += s.key(
+                        (0x31...0x39).contains(byte) ? .digit(Int(byte) - 0x30, text: text) : .text(text))
+                }
+            case "use-password": effects = s.usePassword()
+            case "enter": effects = s.key(.enter)
+            case "result": effects = s.pamResult(success: step.arg == "success")
+            case "shows":
+                out.append(s.showsField ? "field" : "grid")
+                continue
+            default: out.append("unknown event \(step.event)")
+            }
+            var words: [String] = []
+            var restarted = false
+            for effect in effects {
+                switch effect {
+                case .answerPattern(let p, let layout):
+                    let keys = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+                        String(decoding: buffer[..<LockScreen.answerKeys(p, layout: layout, into: buffer)], as: UTF8.self)
+                    }
+                    words.append("answer pattern \(keys)")
+                case .answerEmpty: words.append("answer empty")
+                case .answerField:
+                    words.append("answer field " + s.field.withBytes { String(decoding: $0, as: UTF8.self) })
+                    s.field.clear()
+                case .log(let line) where line.hasPrefix("message "): words.append("show")
+                case .log: break
+                case .startFlash: words.append("flash")
+                case .restartAttempt:
+                    words.append("restart")
+                    restarted = true
+                case .endAttempt: words.append("end")
+                case .unlock: words.append("unlock")
+                case .nextKeyboardGroup: words.append("next keyboard group")
+                }
+            }
+            if let notice = s.notice, notice != noticeBefore { words.append(sayKey(notice)) }
+            if words.contains("flash") { s.flashEnded() }
+            if restarted { s.attemptStarted() }
+            out.append(normalized(words))
+        }
+        return out
+    }
+
+    /// Every scenario on Conversation.js under node: each step's words.
+    static func javascript(_ scenarios: [Scenario]) throws -> [[String]] {
+        let driver = """
+            const scenarios = JSON.parse(fs.readFileSync(0, "utf8"));
+            const rank = { answer: 0, show: 1, say: 2, flash: 3, restart: 4, end: 4, unlock: 5 };
+            function sayKey(text) {
+                for (const k in words) if (words[k] === text) return "say " + k;
+                return "say " + JSON.stringify(text);
+            }
+            function play(steps) {
+                const c = create("phone");
+                started(c);
+                let field = "", dots = [];
+                return steps.map(st => {
+                    let acts = [];
+                    const fromGrid = a => {
+                        for (const x of a) {
+                            if (x.dot !== undefined) dots.push(x.dot);
+                            if (x.openField !== undefined) { field = x.openField; dots = []; }
+                        }
+                        return a;
+                    };
+                    const path = d => d.length >= 4 ? drawn(c, d) : tooShort(c);
+                    switch (st.event) {
+                    case "prompt": acts = prompted(c, st.arg); break;
+                    case "message": acts = said(c, st.arg); break;
+                    case "draw": dots = []; acts = path(st.arg.split("").map(Number)); break;
+                    case "type":
+                        for (const ch of st.arg) {
+                            if (shows(c) === "field") field += ch; else acts = acts.concat(fromGrid(keyed(c, ch)));
+                        }
+                        break;
+                    case "use-password": acts = fromGrid(usePassword(c)); break;
+                    case "enter":
+                        if (shows(c) === "field") acts = entered(c, field === "");
+                        else if (dots.length > 0) { const d = dots; dots = []; acts = path(d); }
+                        break;
+                    case "result": acts = ended(c, st.arg === "success"); break;
+                    case "shows": return shows(c);
+                    default: return "unknown event " + st.event;
+                    }
+                    const out = [];
+                    let restarted = false;
+                    for (const a of acts) {
+                        if (a.answer === "pattern") out.push("answer pattern " + a.text);
+                        else if (a.answer === "empty") out.push("answer empty");
+                        else if (a.answer === "field") { out.push("answer field " + field); field = ""; }
+                        else if (a.show !== undefined) out.push("show");
+                        else if (a.say !== undefined) out.push(sayKey(a.say));
+                        else if (a.flash) out.push("flash");
+                        else if (a.restart) { out.push("restart"); restarted = true; }
+                        else if (a.unlock) out.push("unlock");
+                    }
+                    if (restarted) { field = ""; dots = []; started(c); }
+                    const sorted = out.map((w, i) => [w, i])
+                        .sort((a, b) => (rank[a[0].split(" ")[0]] - rank[b[0].split(" ")[0]]) || a[1] - b[1])
+                        .map(p => p[0]);
+                    return sorted.length ? sorted.join(", ") : "-";
+                });
+            }
+            process.stdout.write(JSON.stringify(scenarios.map(s => play(s.steps))));
+            """
+        let output = try ScreenScript.run(Self.file, driver: driver, input: try JSONEncoder().encode(scenarios))
+        return try JSONDecoder().decode([[String]].self, from: Data(output.utf8))
+    }
+
+    @Test("every scenario of the table is played alike by the Swift lock screen and the JavaScript, as the table says")
+    func everyScenario() throws {
+        let scenarios = try Self.scenarios()
+        #expect(scenarios.count >= 15)
+        let js = try Self.javascript(scenarios)
+        #expect(js.count == scenarios.count)
+        for (scenario, jsSteps) in zip(scenarios, js) {
+            let swiftSteps = Self.swift(scenario)
+            for (i, step) in scenario.steps.enumerated() {
+                let expected = step.event == "shows" ? step.arg : Self.normalized(
+                    step.expected == "-" ? [] : step.expected.components(separatedBy: ", "))
+                #expect(swiftSteps[i] == expected, "Swift, \(scenario.name): \(step) did \(swiftSteps[i])")
+                let did = i < jsSteps.count ? jsSteps[i] : "nothing"
+                #expect(did == expected, "JavaScript, \(scenario.name): \(step) did \(did)")
+            }
+        }
+    }
+
+    @Test("a screen's words are the table's: every sentence of screens.txt is the Swift screens', every word of the JavaScript is there")
+    func words() throws {
+        let table = Dictionary(
+            uniqueKeysWithValues: try ContractFiles.records("screens.txt").map { ($0.key, try ContractFiles.text($0.value)) })
+        #expect(table == ScreenWords.all)
+        let output = try ScreenScript.run(Self.file, driver: "process.stdout.write(JSON.stringify(words));")
+        let js = try JSONDecoder().decode([String: String].self, from: Data(output.utf8))
+        #expect(!js.isEmpty)
+        for (key, sentence) in js { #expect(table[key] == sentence, "Conversation.js words.\(key)") }
+        #expect(LockScreen.tooShortNotice == table["tooShort"] && PatternSetup.tooShortDetail == table["tooShort"])
+    }
+}
