@@ -218,6 +218,16 @@ public struct LockScreen: Sendable {
 
     public mutating func pamPrompt(_ text: String, echo: Bool) -> [Effect] {
         let kind = ModulePrompt(prompt: text)
+        if kind == .modulePassword {
+            // The module's own prompt while the pattern cannot be used: answered
+            // empty, so the field's password (a password of digits only too)
+            // answers pam_unix's prompt after it. Nobody was asked: an attempt
+            // that then fails waits for the user's input before the next.
+            pendingPattern = nil
+            promptText = nil
+            phase = .checking
+            return [.log("prompt kind=module-password"), .answerEmpty]
+        }
         attemptPrompted = true
         if case .pattern(let named, _) = kind {
             moduleLayout = named ?? gridLayout ?? .phone

@@ -90,7 +90,9 @@ public struct PatternSetup: Sendable {
         }
     }
 
-    // The words on screen: one place for them (the man page and the README quote them).
+    // The words on screen: one place for them in the code (the man page and the
+    // README quote them; Tests/Contract/screens.txt holds them with the other
+    // screens' words, one wording per meaning).
     public static let drawCurrentTitle = "Draw your current pattern"
     public static let drawTitle = "Draw an unlock pattern"
     public static let releaseTitle = "Release finger when done"
@@ -111,6 +113,36 @@ public struct PatternSetup: Sendable {
     public static let passwordTitle = "Enter your password"
     public static let chooseIdentityTitle = "Choose whose password to enter"
     public static let checkingTitle = "Checking your password…"
+
+    /// Every sentence and button of the window by its key in
+    /// Tests/Contract/screens.txt (`setup.NAME`), which a test holds it to.
+    public static let words: [String: String] = {
+        var all: [String: String] = [
+            "setup.drawCurrentTitle": drawCurrentTitle,
+            "setup.drawTitle": drawTitle,
+            "setup.releaseTitle": releaseTitle,
+            "setup.recordedTitle": recordedTitle,
+            "setup.confirmTitle": confirmTitle,
+            "setup.savingTitle": savingTitle,
+            "setup.doneTitle": doneTitle,
+            "setup.acceptableDetail": acceptableDetail,
+            "setup.mismatchDetail": mismatchDetail,
+            "setup.cancelledDetail": cancelledDetail,
+            "setup.unavailableTitle": unavailableTitle,
+            "setup.unremovableTitle": unremovableTitle,
+            "setup.removeTitle": removeTitle,
+            "setup.removingTitle": removingTitle,
+            "setup.removedTitle": removedTitle,
+            "setup.removedDetail": removedDetail,
+            "setup.passwordTitle": passwordTitle,
+            "setup.chooseIdentityTitle": chooseIdentityTitle,
+            "setup.checkingTitle": checkingTitle,
+        ]
+        for button in [Button.authenticate, .cancel, .redraw, .next, .done, .close] {
+            all["setup.button.\(button)"] = button.label
+        }
+        return all
+    }()
 
     public private(set) var stage: Stage
     /// The current pattern is drawn to remove it, not to change it.

@@ -16,6 +16,12 @@ public enum ModulePrompt: Equatable, Sendable {
     /// picture as the only hint). `orPassword`: the same field also takes the
     /// password (`one_prompt`).
     case pattern(layout: KeypadLayout?, orPassword: Bool)
+    /// The module's prompt while the pattern cannot be used (`prompt.password`,
+    /// one_prompt only: locked, or no answer from the daemon). A screen that
+    /// draws the pattern answers it empty, so that its field answers pam_unix's
+    /// prompt after it: the module would end the attempt on a password made
+    /// only of the digits 1 to 9, which it cannot tell from a pattern.
+    case modulePassword
     /// Any other prompt (pam_unix's `Password: `, a token's PIN, ...).
     case password
 
@@ -26,6 +32,8 @@ public enum ModulePrompt: Equatable, Sendable {
     /// are on the prompt's line.
     public static let numpadPatternPrompt = "Pattern on the numeric keypad (Enter to skip): "
     public static let numpadPatternOrPasswordPrompt = "Pattern on the numeric keypad or password: "
+    /// `prompt.password`.
+    public static let modulePasswordPrompt = "Password (not the pattern): "
     static func compact(_ keys: String) -> String { "Pattern [\(keys)]: " }
     static func compactOrPassword(_ keys: String) -> String { "Pattern [\(keys)] or password: " }
     /// `grid.keys.phone`, `grid.keys.numpad`.
@@ -46,6 +54,10 @@ public enum ModulePrompt: Equatable, Sendable {
         }
         if last == Self.patternOrPasswordPrompt {
             self = .pattern(layout: Self.layout(ofGrid: text), orPassword: true)
+            return
+        }
+        if text == Self.modulePasswordPrompt {
+            self = .modulePassword
             return
         }
         if last == Self.numpadPatternPrompt || last == Self.numpadPatternOrPasswordPrompt {

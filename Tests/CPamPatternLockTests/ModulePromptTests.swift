@@ -53,6 +53,14 @@ struct ModulePromptTests {
         let expected = record.value
         #expect(["pattern", "password"].contains(expected))
         #expect(ModulePrompt(prompt: prompt).isPattern == (expected == "pattern"), "\(record.testDescription)")
+        if expected == "password" { #expect(ModulePrompt(prompt: prompt) == .password, "\(record.testDescription)") }
+    }
+
+    @Test("the module's prompt while the pattern cannot be used is its own, and pam_unix's is not it")
+    func modulePassword() {
+        #expect(ModulePrompt(prompt: PL_PROMPT_PASSWORD) == .modulePassword)
+        #expect(String(cString: PL_PROMPT_PASSWORD) == ModulePrompt.modulePasswordPrompt)
+        #expect(ModulePrompt(prompt: "Password: ") == .password)
     }
 
     @Test("the corpus is there and holds pam_unix's prompt")

@@ -21,7 +21,8 @@ struct PlasmaPromptTests {
             const texts = JSON.parse(fs.readFileSync(0, "utf8"));
             process.stdout.write(JSON.stringify(texts.map(t => {
                 const r = readPrompt(t), g = gridMessage(t);
-                return (r.pattern ? `pattern ${r.layout || "-"} ${r.orPassword ? 1 : 0}` : "password") + ` grid ${g || "-"}`;
+                return (r.pattern ? `pattern ${r.layout || "-"} ${r.orPassword ? 1 : 0}`
+                    : r.modulePassword ? "module-password" : "password") + ` grid ${g || "-"}`;
             })));
             """
         let output = try ScreenScript.run(
@@ -33,6 +34,7 @@ struct PlasmaPromptTests {
         let read: String
         switch ModulePrompt(prompt: text) {
         case .pattern(let layout, let one): read = "pattern \(layout?.rawValue ?? "-") \(one ? 1 : 0)"
+        case .modulePassword: read = "module-password"
         case .password: read = "password"
         }
         return read + " grid \(ModulePrompt.gridMessage(text)?.rawValue ?? "-")"
@@ -56,6 +58,7 @@ struct PlasmaPromptTests {
         for remaining in [0, 1, 3] {
             texts.append(try #require(formatted { pl_format_wrong($0, $1, "alice", remaining, 0) }))
         }
+        texts.append(PL_PROMPT_PASSWORD)
         for record in try ContractFiles.records("prompts.txt") {
             texts.append(String(decoding: try ContractFiles.unescape(record.key), as: UTF8.self))
         }
@@ -66,6 +69,7 @@ struct PlasmaPromptTests {
         }
         // The module's forms are among them, both kinds.
         #expect(js.contains { $0.hasPrefix("pattern numpad 1") } && js.contains { $0.hasPrefix("password") })
+        #expect(js.contains { $0.hasPrefix("module-password") })
     }
 
     @Test("a drawn pattern is answered in the keys of the module's layout")

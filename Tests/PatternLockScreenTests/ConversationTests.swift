@@ -125,8 +125,8 @@ struct ConversationTests {
         return out
     }
 
-    /// Every scenario on Conversation.js under node: each step's words.
-    static func javascript(_ scenarios: [Scenario]) throws -> [[String]] {
+    /// Every scenario on Conversation.js (or `file`) under node: each step's words.
+    static func javascript(_ scenarios: [Scenario], file: URL = Self.file) throws -> [[String]] {
         let driver = """
             const scenarios = JSON.parse(fs.readFileSync(0, "utf8"));
             const rank = { answer: 0, show: 1, say: 2, flash: 3, restart: 4, end: 4, unlock: 5 };
@@ -176,6 +176,7 @@ struct ConversationTests {
                         else if (a.say !== undefined) out.push(sayKey(a.say));
                         else if (a.flash) out.push("flash");
                         else if (a.restart) { out.push("restart"); restarted = true; }
+                        else if (a.end) out.push("end");
                         else if (a.unlock) out.push("unlock");
                     }
                     if (restarted) { field = ""; dots = []; started(c); }
@@ -187,7 +188,7 @@ struct ConversationTests {
             }
             process.stdout.write(JSON.stringify(scenarios.map(s => play(s.steps))));
             """
-        let output = try ScreenScript.run(Self.file, driver: driver, input: try JSONEncoder().encode(scenarios))
+        let output = try ScreenScript.run(file, driver: driver, input: try JSONEncoder().encode(scenarios))
         return try JSONDecoder().decode([[String]].self, from: Data(output.utf8))
     }
 
@@ -209,11 +210,50 @@ struct ConversationTests {
         }
     }
 
-    @Test("a screen's words are the table's: every sentence of screens.txt is the Swift screens', every word of the JavaScript is there")
+    /// The steps of the table a changed Conversation.js plays otherwise than it says.
+    static func misplayed(_ change: (String) -> String) throws -> [String] {
+        let source = try String(contentsOf: file, encoding: .utf8)
+        let changed = change(source)
+        #expect(changed != source, "the change applies to Conversation.js")
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("Conversation-\(UUID()).js")
+        try changed.write(to: copy, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let scenarios = try scenarios()
+        var wrong: [String] = []
+        for (scenario, steps) in zip(scenarios, try javascript(scenarios, file: copy)) {
+            for (i, step) in scenario.steps.enumerated() where step.event != "shows" {
+                let expected = normalized(step.expected == "-" ? [] : step.expected.components(separatedBy: ", "))
+                if i >= steps.count || steps[i] != expected { wrong.append("\(scenario.name): \(step)") }
+            }
+        }
+        return wrong
+    }
+
+    @Test("the table catches a screen that gives a waiting password to the module's prompt")
+    func waitingPasswordToTheModule() throws {
+        // As Plasma's screen did: the module's one prompt ("... or password")
+        // answered with the password typed before it.
+        let wrong = try Self.misplayed {
+            $0.replacingOccurrences(
+                of: "if (c.passwordPending) return [answer(c, \"empty\")];",
+                with: "if (c.passwordPending && read.orPassword) { c.passwordPending = false; return [answer(c, \"field\")]; }\n"
+                    + "        if (c.passwordPending) return [answer(c, \"empty\")];")
+        }
+        #expect(wrong.contains { $0.contains("digits 1 to 9 never answers") }, "\(wrong)")
+        // And a screen that answers the module's prompt for the password with the field.
+        let locked = try Self.misplayed {
+            $0.replacingOccurrences(
+                of: "if (text === modulePasswordPrompt) return { pattern: false, modulePassword: true };", with: "")
+        }
+        #expect(locked.contains { $0.contains("pattern unlock locked, one_prompt") }, "\(locked)")
+    }
+
+    @Test("a screen's words are the table's: every sentence of screens.txt is the Swift screens' (lock screen and setup window), every word of the JavaScript is there")
     func words() throws {
         let table = Dictionary(
             uniqueKeysWithValues: try ContractFiles.records("screens.txt").map { ($0.key, try ContractFiles.text($0.value)) })
-        #expect(table == ScreenWords.all)
+        #expect(table == ScreenWords.all.merging(PatternSetup.words) { a, _ in a })
+        #expect(Set(ScreenWords.all.keys).isDisjoint(with: PatternSetup.words.keys))
         let output = try ScreenScript.run(Self.file, driver: "process.stdout.write(JSON.stringify(words));")
         let js = try JSONDecoder().decode([String: String].self, from: Data(output.utf8))
         #expect(!js.isEmpty)

@@ -24,6 +24,9 @@ var patternPrompt = "Pattern (Enter to skip): ";
 var patternOrPasswordPrompt = "Pattern or password: ";
 var numpadPatternPrompt = "Pattern on the numeric keypad (Enter to skip): ";
 var numpadPatternOrPasswordPrompt = "Pattern on the numeric keypad or password: ";
+// The module's prompt while the pattern cannot be used (one_prompt: locked, or
+// no answer from the daemon): answered empty, the field answers pam_unix's.
+var modulePasswordPrompt = "Password (not the pattern): ";
 var keys = { phone: "123 456 789", numpad: "789 456 123" };
 var rows = { phone: "  1 2 3\n  4 5 6\n  7 8 9", numpad: "  7 8 9\n  4 5 6\n  1 2 3" };
 var gridOpening = "Pattern unlock for ";
@@ -50,8 +53,11 @@ function layoutOfGrid(text) {
 }
 
 // A PAM prompt read: { pattern: true, layout: "phone" | "numpad" | null,
-// orPassword: bool } for the module's, { pattern: false } for any other.
+// orPassword: bool } for the module's pattern prompt, { pattern: false,
+// modulePassword: true } for its prompt while the pattern cannot be used,
+// { pattern: false } for any other.
 function readPrompt(text) {
+    if (text === modulePasswordPrompt) return { pattern: false, modulePassword: true };
     var lines = text.split("\n");
     var last = lines[lines.length - 1];
     if (last === patternPrompt) return { pattern: true, layout: layoutOfGrid(text), orPassword: false };
@@ -113,6 +119,9 @@ function create(keysLayout) {
         pendingPattern: null,
         passwordPending: false,
         answeredPattern: false,
+        // This attempt asked the person something (not only the module's
+        // prompt for the password, which is answered empty at once).
+        asked: false,
         keysLayout: keysLayout === "numpad" ? "numpad" : "phone",
         gridLayout: null,
         // The keys 1-9 typed on the grid since it was cleared: a password's
@@ -136,6 +145,7 @@ function started(c) {
     c.promptText = "";
     c.gridLayout = null;
     c.answeredPattern = false;
+    c.asked = false;
     if (c.phase !== "checking" || (c.pendingPattern === null && !c.passwordPending)) c.phase = "waiting";
     return [];
 }
@@ -154,6 +164,13 @@ function prompted(c, text) {
     c.prompt = read;
     c.promptText = text;
     c.awaiting = true;
+    if (read.modulePassword) {
+        // Nobody is asked: the field's password waits for pam_unix's prompt
+        // (a password of digits only would end the attempt here).
+        c.pendingPattern = null;
+        return [answer(c, "empty")];
+    }
+    c.asked = true;
     if (read.pattern) {
         if (c.passwordPending) return [answer(c, "empty")];
         if (c.pendingPattern !== null) {
@@ -268,7 +285,9 @@ function keyed(c, text) {
 function cleared(c) { c.typedKeys = ""; }
 
 // The attempt's end. Actions: { unlock: true }; or, on failure, { flash: true }
-// after a pattern, { say: words.failed } after anything else, then { restart: true }.
+// after a pattern, { say: words.failed } after anything else, then
+// { restart: true } (the next attempt now) or, when nobody was asked anything,
+// { end: true } (the next attempt at the person's next input, not in a loop).
 function ended(c, success) {
     if (success) {
         c.phase = "checking";
@@ -283,6 +302,6 @@ function ended(c, success) {
     c.pendingPattern = null;
     c.answeredPattern = false;
     c.typedKeys = "";
-    out.push({ restart: true });
+    out.push(c.asked ? { restart: true } : { end: true });
     return out;
 }

@@ -68,8 +68,16 @@ Item {
     function debug(text) { console.log("patternlock-plasma: " + text); }
 
     function sync() {
-        var view = Conv.shows(conv);
+        var view = Conv.shows(conv), was = phase;
         phase = view === "field" ? "password" : conv.phase === "checking" ? "checking" : "pattern";
+        // The field takes the keys while it shows (a prompt may open it); the
+        // screen's own handler (keys 1-9 on the grid) otherwise.
+        if (phase === "password" && was !== "password") {
+            grid.clear();
+            field.forceActiveFocus();
+        } else if (phase !== "password" && was === "password") {
+            screen.forceActiveFocus();
+        }
         promptText = conv.phase === "password" ? conv.promptText : "";
         fieldFromGrid = conv.fieldOpen && conv.phase !== "password" && conv.phase !== "checking";
         answerWaiting = conv.phase === "checking" && !conv.awaiting && (conv.pendingPattern !== null || conv.passwordPending);
@@ -177,7 +185,8 @@ Item {
         target: screen.auth
         function onPrompted(text, secret) {
             var actions = Conv.prompted(screen.conv, text);
-            screen.debug("prompt kind=" + (screen.conv.prompt.pattern ? "pattern" : "password"));
+            var read = screen.conv.prompt;
+            screen.debug("prompt kind=" + (read.pattern ? "pattern" : read.modulePassword ? "module-password" : "password"));
             screen.act(actions);
         }
         function onSaid(text, error) {

@@ -31,8 +31,12 @@
 /* prompt.password: with one_prompt, the prompt while the pattern cannot be
  * used (locked, or no answer from the daemon). The module still reads the one
  * field itself, so an entry shaped like a pattern never reaches the password
- * modules; anything else goes on to them as the password. */
-#define PL_PROMPT_PASSWORD "Password: "
+ * modules; anything else goes on to them as the password. Its words are its
+ * own, not pam_unix's "Password: ": a screen that draws the pattern tells it
+ * from pam_unix's and answers it empty, so that a password made only of the
+ * digits 1 to 9 reaches pam_unix's prompt (an empty entry here lets the next
+ * module ask), as a person on a terminal does by pressing Enter. */
+#define PL_PROMPT_PASSWORD "Password (not the pattern): "
 /* grid.keys.phone */
 #define PL_TEXT_KEYS_PHONE "123 456 789"
 /* grid.keys.numpad */

@@ -56,8 +56,8 @@ class PlasmaLock(Desktop):
     on logind's word and shows patternlock's grid (once the user has run
     `patternlock-plasma enable`)."""
 
-    def __init__(self, clients, user, enable=True, wayland=False):
-        super().__init__(clients, user, "plasma-wayland" if wayland else "plasma")
+    def __init__(self, clients, user, enable=True, wayland=False, password=PASSWORD):
+        super().__init__(clients, user, "plasma-wayland" if wayland else "plasma", password=password)
         self.uid = clients.uid(user)
         self.version = clients.plasma
         self.enable = enable
@@ -241,39 +241,57 @@ def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one
     assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
 
 
-def test_after_five_wrong_patterns_the_lock_sentence_shows_and_the_typed_password_unlocks_unseen_by_the_daemon(
+# A password made only of the digits 1 to 9, and shaped like a pattern: given
+# to the module's prompt it would be checked (and counted) as one, or, once the
+# pattern is locked, not used.
+DIGITS_PASSWORD = "3692581"
+
+
+def test_after_five_wrong_patterns_the_lock_sentence_shows_and_a_password_of_digits_only_unlocks_unseen_by_the_daemon(
         clients):
+    """The sixth attempt: the module says the lock and asks for the password in
+    its own words, which the screen answers empty (Conversation.js); the
+    password typed in the field answers pam_unix's prompt, even one of digits
+    only (a password with letters takes the same way)."""
+    password = DIGITS_PASSWORD
     s = clients.system
-    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with PlasmaLock(clients, user) as desk:
+    user = clients.user("plgrid", password, pattern=PATTERN)
+    with PlasmaLock(clients, user, password=password) as desk:
         desk.lock()
         for n in range(1, 6):
             desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= n, "the module's prompt")
             desk.drag(WRONG_PATTERN)
             desk.poll(lambda: desk.count(r"^attempt result=failure") >= n, f"wrong pattern {n} refused")
         desk.poll(lambda: desk.said(r"^prompt kind=password"), "pam_unix's prompt, with the field")
+        assert desk.said(r"^prompt kind=module-password"), "the module's own prompt for the password"
         said = desk.read("grid-locked-out")
         assert "locked after 5 failed attempts" in said and "patternlockd reset" in said, said
         assert locked_after(clients, user) == 5, status(clients, user)
         assert desk.active()
         before, counted = verify_lines(clients, user), status(clients, user)
-        desk.type(PASSWORD)
+        desk.type(password)
         desk.unlocks()
         assert verify_lines(clients, user) == before and status(clients, user) == counted, \
             "the password reached the daemon"
         assert password_checks_failed(s.ok("journalctl -o cat --no-pager"), user) == 0
 
 
-def test_the_password_at_use_password_unlocks_before_any_failure_and_counts_nothing(clients):
-    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
-    with PlasmaLock(clients, user) as desk:
+def test_a_password_of_digits_only_at_use_password_unlocks_and_never_reaches_the_daemon(clients):
+    """Before any failure, "Use password": the module's one prompt ("Pattern
+    [...] or password") is answered empty, so the password, digits as it is,
+    goes to pam_unix's prompt only (Conversation.js, the Swift lock screen's
+    rule): no VERIFY, nothing counted, pam_unix has no failure."""
+    user = clients.user("plgrid", DIGITS_PASSWORD, pattern=PATTERN)
+    with PlasmaLock(clients, user, password=DIGITS_PASSWORD) as desk:
         desk.lock()
         desk.click()
         desk.poll(lambda: desk.said(r"^phase=password "), "the password field")
-        desk.type(PASSWORD)
+        desk.type(DIGITS_PASSWORD)
         desk.unlocks()
+        assert desk.said(r"^answered kind=") == ["answered kind=empty", "answered kind=field"]
     assert "failures=0" in status(clients, user) or "0 failures" in status(clients, user), status(clients, user)
-    assert verify_results(clients, user) in ([], ["NOT_A_PATTERN"]), verify_results(clients, user)
+    assert verify_results(clients, user) == [], verify_results(clients, user)
+    assert password_checks_failed(clients.system.ok("journalctl -o cat --no-pager"), user) == 0
 
 
 def plasma_own_screen_takes_the_typed_pattern(desk, name, turned_off=True):

@@ -27,6 +27,7 @@ import pytest
 from harness.lockscreen_support import (PASSWORD, PATTERN, PROMPT, SHOTS, WRONG_PATTERN, Desktop, locked_after,
                                 password_checks_failed, status, verify_lines, verify_results)
 from harness.clients import Clients
+from harness.common import MODULE_PASSWORD_PROMPT
 
 # A distribution's /etc/pam.d/polkit-1 (Debian's policykit-1 shipped this one
 # until polkit 121; the `other` stack applies without it, with the same auth).
@@ -114,10 +115,12 @@ PKEXEC = ("sh -c 'f=$(mktemp -u) && mkfifo $f && { pkttyagent --process $$ --not
 
 def pkexec_steps(answer, user, ok, locked=False):
     """Steps: pkexec at the shell prompt, answered once. While the pattern is
-    locked the module says so and asks "Password: " itself; a wrong pattern,
+    locked the module says so and asks for the password itself, in its own
+    words (MODULE_PASSWORD_PROMPT); a wrong pattern,
     or a pattern typed while locked, is said, and ends the attempt with
     nothing more asked."""
-    asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"], ["expect", "Password: "]]
+    asked = ([["expect", f"Pattern unlock for {user} is locked after 5 failed attempts"],
+              ["expect", re.escape(MODULE_PASSWORD_PROMPT)]]
              if locked else [["expect", re.escape(PROMPT)]])
     end = [["expect", r"root\r?\nPKEXEC=0"]] if ok else [["expect", "AUTHENTICATION FAILED"],
                                                          ["expect", r"PKEXEC=(?!0)\d+"]]
@@ -150,8 +153,8 @@ def pkexec_runs(clients, user):
         pkexec_steps(PATTERN, user, ok=False, locked=True),
         pkexec_steps(PASSWORD, user, ok=True, locked=True),
     ], timeout=180)
-    assert out.count(PROMPT) == 7 and out.count("\nPassword: ") == 2, \
-        "one prompt each time, and Password: only while the pattern is locked"
+    assert out.count(PROMPT) == 7 and out.count("\n" + MODULE_PASSWORD_PROMPT) == 2, \
+        "one prompt each time, and the module's for the password only while the pattern is locked"
     assert "Error: Wrong pattern" in out, out
     assert "Error: Pattern unlock is locked, so that pattern was not used." in out, out
     # After each wrong pattern the attempt ended, and the right pattern typed

@@ -20,6 +20,39 @@ PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
 TEST_ITERATIONS = 600000
 
 
+def module_sentence(key):
+    """A sentence of the module as Tests/Contract/sentences.txt holds it (the
+    one place of its words), unescaped: \\n, \\\\ and \\xHH (placeholders stay)."""
+    for line in (ROOT / "Tests" / "Contract" / "sentences.txt").read_text().splitlines():
+        if line.startswith(key + "\t"):
+            raw = line.split("\t", 1)[1]
+            out, i = bytearray(), 0
+            while i < len(raw):
+                if raw[i] == "\\":
+                    nxt = raw[i + 1]
+                    if nxt == "n":
+                        out += b"\n"
+                        i += 2
+                    elif nxt == "\\":
+                        out += b"\\"
+                        i += 2
+                    elif nxt == "x":
+                        out.append(int(raw[i + 2:i + 4], 16))
+                        i += 4
+                    else:
+                        raise ValueError(f"sentences.txt {key}: unknown escape")
+                else:
+                    out += raw[i].encode()
+                    i += 1
+            return out.decode()
+    raise KeyError(f"sentences.txt has no {key}")
+
+
+# The module's own prompt while the pattern cannot be used (one_prompt: locked,
+# or no answer from the daemon): not pam_unix's "Password: ".
+MODULE_PASSWORD_PROMPT = module_sentence("prompt.password")
+
+
 def in_ci():
     """True under CI: .ci/run exports PATTERNLOCK_CI=1."""
     return os.environ.get("PATTERNLOCK_CI", "") not in ("", "0")

@@ -4,9 +4,10 @@ clean PATH (Box), the pattern and password they enroll, and the package
 versions."""
 import json
 import pathlib
+import re
 import subprocess
 
-from harness.common import ROOT
+from harness.common import MODULE_PASSWORD_PROMPT, ROOT
 from harness.booted import PTY_DRIVER as PTY_SESSION
 
 
@@ -88,6 +89,38 @@ SUDO = "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"
 
 def sudo_steps(*middle):
     return [["send", SUDO], ["expect", PROMPT], *middle, ["expect", "SUDO-OK root"]]
+
+
+def sudo_until_locked(box, u, title, then=()):
+    """sudo in the user's own local session (sudo in no session is not asked),
+    as the packages set it up: the right pattern; four wrong ones, each ending
+    sudo's attempt, and the password then typed at the one prompt; the fifth,
+    which locks the pattern; then, in the next attempt, the lock said and the
+    module's own prompt for the password (its words, not pam_unix's, so sudo
+    shows them as they are), where the password works. `then`: more commands
+    in the same session. Returns the transcript; the pattern is left locked."""
+    wrong = []
+    for left in (4, 3, 2, 1):
+        noun = "attempt" if left == 1 else "attempts"
+        wrong.append(sudo_steps(
+            # A wrong pattern ends sudo's attempt; the next one is the one
+            # prompt again, where the password is typed.
+            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"], ["expect", "Sorry, try again."],
+            ["expect", PROMPT], ["secret", PASSWORD + "\n"]))
+    out = box.session(title, u, [
+        sudo_steps(["secret", PATTERN + "\n"]),
+        *wrong,
+        sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
+                   ["expect", f"patternlockd reset {u}"], ["expect", "Sorry, try again."],
+                   # The next attempt: locked, so the module asks for the password.
+                   ["expect", "locked after 5 failed attempts"],
+                   ["expect", re.escape(MODULE_PASSWORD_PROMPT)], ["secret", PASSWORD + "\n"]),
+        *then,
+    ])
+    assert "password for" not in out.split(SUDO.strip(), 2)[1], "the right pattern needs no password"
+    r = box.run(f"patternlockd status {u}")
+    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr  # 2: a user shown is locked
+    return out
 
 def lib_layout_module_deb(box, version):
     """libpam-patternlock as packages before the /usr merge of our files built it:

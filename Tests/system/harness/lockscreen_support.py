@@ -66,8 +66,10 @@ class Desktop:
     # xsecurelock's default XSECURELOCK_PAM_SERVICE; KDE's greeter has "kde" in its code.
     SERVICE = {"sway": "swaylock", "x11": "common-auth", "kde": "kde", "plasma": "kde", "plasma-wayland": "kde"}
 
-    def __init__(self, clients, user, kind):
+    def __init__(self, clients, user, kind, password=PASSWORD):
+        """`password`: the user's, which `login` is given."""
         self.clients, self.system, self.user, self.kind = clients, clients.system, user, kind
+        self.password = password
         self.dir = f"/var/tmp/pl-lock-{user}"  # not the container's /tmp tmpfs: the host reads it in the overlay
         self.locks = 0
         uid = clients.uid(user)
@@ -76,7 +78,7 @@ class Desktop:
 
     def __enter__(self):
         s, d = self.system, self.dir
-        steps = s.login_steps(self.user, PASSWORD) + [
+        steps = s.login_steps(self.user, self.password) + [
             ["send", f"exec /bin/sh {SESSION_SCRIPT} {self.kind} {d}\n"], ["eof"]]
         spec = json.dumps({"argv": ["login", self.user], "timeout": 600, "steps": steps})
         s.ok(f"rm -rf {d} && mkdir -m 700 {d} && chown {self.user}: {d} && cat > {d}.json && "

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness.common import add_user, remove_user, skip_or_fail, unique
+from harness.common import MODULE_PASSWORD_PROMPT, add_user, remove_user, skip_or_fail, unique
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 PAM_MODULE = ROOT / "build" / "pam_patternlock.so"
@@ -52,9 +52,9 @@ _TO_PASSWORD = ("Type your password. If your password is only the digits 1 to 9,
                 "then type it at the next prompt.")
 UNUSED_LOCKED = "Pattern unlock is locked, so that pattern was not used. " + _TO_PASSWORD
 UNUSED_UNAVAILABLE = "Pattern unlock could not check that pattern, so it was not used. " + _TO_PASSWORD
-# What the module asks while the pattern cannot be used (with one_prompt), as
-# pam_unix does.
-PASSWORD_PROMPT = "Password: "
+# What the module asks while the pattern cannot be used (with one_prompt): its
+# own words, which a screen that draws tells from pam_unix's "Password: ".
+PASSWORD_PROMPT = MODULE_PASSWORD_PROMPT
 
 
 def wrong(remaining):

@@ -14,9 +14,9 @@ import subprocess
 
 import pytest
 
-from harness.common import DAEMON, ROOT, desktop_groups, unique
+from harness.common import DAEMON, MODULE_PASSWORD_PROMPT, ROOT, desktop_groups, unique
 from harness.deb import (BUILD, PASSWORD, PATTERN, PROMPT, SUDO, TRANSCRIPTS, WRONG, Box, debian_version,
-                         lib_layout_module_deb, sh, sudo_steps, upstream_version)
+                         lib_layout_module_deb, sh, sudo_steps, sudo_until_locked, upstream_version)
 
 PACKAGES = ("libpam-patternlock", "patternlockd", "patternlockd-postgresql", "patternlock-screen", "patternlock-plasma")
 # patternlock-setup's desktop entry and icon, in the patternlock-screen package.
@@ -332,31 +332,11 @@ def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(
     """sudo inside the user's own local session (sudo in no session is
     not asked)."""
     u = box.user
-    wrong = []
-    for left in (4, 3, 2, 1):
-        noun = "attempt" if left == 1 else "attempts"
-        wrong.append(sudo_steps(
-            # A wrong pattern ends sudo's attempt; the next one is the one
-            # prompt again, where the password is typed.
-            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"], ["expect", "Sorry, try again."],
-            ["expect", PROMPT], ["secret", PASSWORD + "\n"]))
-    out = box.session("sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
-        sudo_steps(["secret", PATTERN + "\n"]),
-        *wrong,
-        sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-                   ["expect", f"patternlockd reset {u}"], ["expect", "Sorry, try again."],
-                   # The next attempt: locked, so pam_unix asks.
-                   ["expect", "locked after 5 failed attempts"],
-                   ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
+    out = sudo_until_locked(box, u, "sudo: the right pattern, four wrong ones, the fifth, then locked", then=[
         # Locked: no pattern prompt at all, the way out named, the password still works.
-        [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", rf"\[sudo\] password for {u}: "],
-         ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]],
-    ])
-    first = out.split(SUDO.strip(), 2)[1]
-    assert "password for" not in first, "the right pattern needs no password"
+        [["send", SUDO], ["expect", "locked after 5 failed attempts"], ["expect", re.escape(MODULE_PASSWORD_PROMPT)],
+         ["secret", PASSWORD + "\n"], ["expect", "SUDO-OK root"]]])
     assert out.rsplit(SUDO.strip(), 1)[1].count("Pattern or password: ") == 0, out
-    r = box.run(f"patternlockd status {u}")
-    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr  # 2: a user shown is locked
 
     box.ok(f"patternlockd reset {u}")
     out = box.session("sudo after patternlockd reset", u, [sudo_steps(["secret", PATTERN + "\n"])])

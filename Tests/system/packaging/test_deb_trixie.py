@@ -17,7 +17,7 @@ import pytest
 from harness import booted
 from harness import trixie
 from harness.common import ROOT, unique
-from harness.deb import PASSWORD, PATTERN, PROMPT, SUDO, WRONG, Box, debian_version, lib_layout_module_deb, sudo_steps
+from harness.deb import PASSWORD, PATTERN, PROMPT, Box, debian_version, lib_layout_module_deb, sudo_until_locked
 
 BUILD = ROOT / "build"
 # What dpkg says when a package leaves files in a directory that is also
@@ -106,28 +106,9 @@ def test_sudo_takes_the_pattern_in_a_local_session_and_five_wrong_lock_it(box13)
     box13.ok("pam-auth-update --enable patternlock")
     written = box13.ok("grep pam_patternlock /etc/pam.d/common-auth").split()
     assert written[:5] == ["auth", "[success=2", "auth_err=die", "default=ignore]", "pam_patternlock.so"], written
-    wrong = []
-    for left in (4, 3, 2, 1):
-        noun = "attempt" if left == 1 else "attempts"
-        wrong.append(sudo_steps(
-            # A wrong pattern ends sudo's attempt; the next one is the one
-            # prompt again, where the password is typed.
-            ["secret", WRONG + "\n"], ["expect", f"{left} {noun} left"], ["expect", "Sorry, try again."],
-            ["expect", PROMPT], ["secret", PASSWORD + "\n"]))
-    out = box13.session("Debian 13 sudo: the right pattern, four wrong ones, the fifth, then locked", u, [
-        sudo_steps(["secret", PATTERN + "\n"]),
-        *wrong,
-        sudo_steps(["secret", WRONG + "\n"], ["expect", "now locked after 5 failed attempts"],
-                   ["expect", f"patternlockd reset {u}"], ["expect", "Sorry, try again."],
-                   # The next attempt: locked, so pam_unix asks.
-                   ["expect", "locked after 5 failed attempts"],
-                   ["expect", rf"\[sudo\] password for {u}: "], ["secret", PASSWORD + "\n"]),
-    ])
-    assert "password for" not in out.split(SUDO.strip(), 2)[1], "the right pattern needs no password"
+    sudo_until_locked(box13, u, "Debian 13 sudo: the right pattern, four wrong ones, the fifth, then locked")
     journal = box13.ok("journalctl -u patternlockd.service --no-pager -o cat")
     assert re.search(rf"verify user={u} .*service=sudo.*result=OK", journal), journal[-2000:]
-    r = box13.run(f"patternlockd status {u}")
-    assert r.returncode == 2 and "LOCKED" in r.stdout, r.stdout + r.stderr
     box13.ok(f"patternlockd reset {u}")
 
 

@@ -110,7 +110,7 @@ def test_the_password_still_works_when_the_pattern_is_locked(pam, live, account,
     r = pam.authenticate(account, PASSWORD, stack=stack)
     assert r.code == PAM_SUCCESS, r
     assert r.errors == [LOCKED.format(user=account)]
-    assert r.prompts == ["Password: "]
+    assert r.prompts == [PASSWORD_PROMPT]
     assert faillock_count(tally, account) == 0, "wrong patterns are not faillock's to count"
 
 
@@ -214,7 +214,7 @@ STATUS_UNUSABLE = {
 def test_while_the_pattern_cannot_be_used_a_one_answer_client_gets_in_with_the_password_only(
         pam, fake, user, tally, tmp_path, syslog, status, sentence):
     """Locked, or no usable answer to STATUS: the module still reads the one
-    field, as "Password: ". The pattern typed there is not used and ends the
+    field, as "Password (not the pattern): ". The pattern typed there is not used and ends the
     attempt; the password goes on to pam_unix and unlocks."""
     set_password(user, PASSWORD)
     if status == "<none>":

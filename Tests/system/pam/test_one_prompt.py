@@ -112,7 +112,7 @@ def test_a_digit_password_shaped_like_a_pattern_never_reaches_pam_unix_from_a_on
         pam, live, account, syslog):
     """A client that answers every prompt with the same text (swaylock, phosh)
     cannot send an empty entry and then the password. Once the pattern is
-    locked the module still reads that one answer ("Password: "), and an entry
+    locked the module still reads that one answer ("Password (not the pattern): "), and an entry
     shaped like a pattern is not used: it may be the pattern, and pam_unix and
     pam_faillock are not to see patterns. The sentence says the way in."""
     set_password(account, DIGIT_PASSWORD)

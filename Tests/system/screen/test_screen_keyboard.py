@@ -48,40 +48,52 @@ def five_wrong(s):
 
 
 PASSWORD = "Tap-2-Open"
+# Only the digits 1 to 9, and shaped like a pattern: were it given to the
+# module's prompt, it would be checked (and counted) as one. Tapped on the
+# keyboard's ?123 page.
+DIGITS_PASSWORD = "3692581"
 
 
-def test_after_five_wrong_patterns_the_password_tapped_on_the_screen_unlocks(screens, live, enrolled):
-    set_password(enrolled, PASSWORD)
+@pytest.mark.parametrize("password", [PASSWORD, DIGITS_PASSWORD], ids=["password", "digits-only"])
+def test_after_five_wrong_patterns_the_password_tapped_on_the_screen_unlocks(screens, live, enrolled, password):
+    """After the fifth wrong pattern the module asks for the password in its
+    own words ("Password (not the pattern): "): the screen answers it empty,
+    and the password tapped answers pam_unix's prompt, so a password of
+    digits only unlocks too and never reaches the daemon."""
+    set_password(enrolled, password)
     s = screens("kb-five-wrong")
     five_wrong(s)
     s.locker.debug(r"^prompt kind=password$")
+    assert s.locker.said(r"^prompt kind=module-password$"), "the module's own prompt for the password"
     typer = TouchTyper(s.compositor, s.locker)
     typer.shown()
     shot = s.settled_shot(0, "locked-keyboard")
     text = ocr(shot.path)
     assert "locked" in text.lower() and "Enter" in text, text
-    typer.type(PASSWORD)
+    typer.type(password)
     typer.tap("Enter")
     unlocked(s, s.locker)
     # Five wrong patterns, and the password never went to the daemon.
     assert [r for _, r in verify_results(live, enrolled, 5)] == [
         "FAIL,remaining=4", "FAIL,remaining=3", "FAIL,remaining=2", "FAIL,remaining=1", "FAIL,remaining=0"]
+    assert verify_results(live, enrolled, 6, timeout=1) == verify_results(live, enrolled, 5)
 
 
-def test_use_password_then_the_password_tapped_unlocks_and_counts_no_attempt(screens, live, enrolled):
-    set_password(enrolled, PASSWORD)
+@pytest.mark.parametrize("password", [PASSWORD, DIGITS_PASSWORD], ids=["password", "digits-only"])
+def test_use_password_then_the_password_tapped_unlocks_and_counts_no_attempt(screens, live, enrolled, password):
+    set_password(enrolled, password)
     s = screens("kb-use-password")
     typer = TouchTyper(s.compositor, s.locker)
     assert "Use password" in ocr(s.idle.path)
     typer.shown(typer.button("Use password"))
     s.locker.debug(r"^use password$")
-    typer.type(PASSWORD)
+    typer.type(password)
     typer.tap("Enter")
     unlocked(s, s.locker)
     # The keyboard was described once (its two pages), never as keys were
     # tapped: not even the Shift taps of the password reach the debug log.
     assert len(s.locker.said(r"^keyboard ")) == 2, s.locker.said(r"^keyboard ")
-    assert not any(PASSWORD in line for line in s.locker.lines)
+    assert not any(password in line for line in s.locker.lines)
     assert verify_results(live, enrolled, 0, timeout=1) == []
     assert failures(live, enrolled) == 0
 
