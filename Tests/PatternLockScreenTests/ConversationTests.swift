@@ -201,8 +201,11 @@ struct ConversationTests {
         for (scenario, jsSteps) in zip(scenarios, js) {
             let swiftSteps = Self.swift(scenario)
             for (i, step) in scenario.steps.enumerated() {
-                let expected = step.event == "shows" ? step.arg : Self.normalized(
-                    step.expected == "-" ? [] : step.expected.components(separatedBy: ", "))
+                let expected =
+                    step.event == "shows"
+                    ? step.arg
+                    : Self.normalized(
+                        step.expected == "-" ? [] : step.expected.components(separatedBy: ", "))
                 #expect(swiftSteps[i] == expected, "Swift, \(scenario.name): \(step) did \(swiftSteps[i])")
                 let did = i < jsSteps.count ? jsSteps[i] : "nothing"
                 #expect(did == expected, "JavaScript, \(scenario.name): \(step) did \(did)")
@@ -239,7 +242,14 @@ struct ConversationTests {
                 with: "if (c.passwordPending && read.orPassword) { c.passwordPending = false; return [answer(c, \"field\")]; }\n"
                     + "        if (c.passwordPending) return [answer(c, \"empty\")];")
         }
-        #expect(wrong.contains { $0.contains("digits 1 to 9 never answers") }, "\(wrong)")
+        #expect(wrong.contains { $0.contains("a password typed before any prompt waits") }, "\(wrong)")
+        // The same at Enter while the module's one prompt waits.
+        let entered = try Self.misplayed {
+            $0.replacingOccurrences(
+                of: "if (c.phase === \"pattern\") return [answer(c, \"empty\")];",
+                with: "if (c.phase === \"pattern\") return [answer(c, c.prompt.orPassword ? \"field\" : \"empty\")];")
+        }
+        #expect(entered.contains { $0.contains("digits 1 to 9 never answers") }, "\(entered)")
         // And a screen that answers the module's prompt for the password with the field.
         let locked = try Self.misplayed {
             $0.replacingOccurrences(
@@ -248,7 +258,9 @@ struct ConversationTests {
         #expect(locked.contains { $0.contains("pattern unlock locked, one_prompt") }, "\(locked)")
     }
 
-    @Test("a screen's words are the table's: every sentence of screens.txt is the Swift screens' (lock screen and setup window), every word of the JavaScript is there")
+    @Test(
+        "a screen's words are the table's: every sentence of screens.txt is the Swift screens' (lock screen and setup window), every word of the JavaScript is there"
+    )
     func words() throws {
         let table = Dictionary(
             uniqueKeysWithValues: try ContractFiles.records("screens.txt").map { ($0.key, try ContractFiles.text($0.value)) })
