@@ -174,7 +174,8 @@ def test_the_fifth_wrong_pattern_ends_the_attempt_and_the_next_one_asks_the_pass
     assert r.errors == [NOW_LOCKED.format(user=account)]
     r = pam.authenticate(account, PASSWORD, stack=example(live))
     assert r.code == PAM_SUCCESS, r
-    assert r.prompts == [UNIX_PROMPT]
+    # Locked: the module asks for the password in its own words and hands it on.
+    assert r.prompts == [PASSWORD_PROMPT]
 
 
 def test_an_empty_entry_leaves_the_password_to_pam_unix(pam, live, account):
@@ -191,8 +192,9 @@ def test_a_locked_user_still_unlocks_with_the_password(pam, live, account, repea
     assert failures(live, account) == 5
     r = pam.authenticate(account, PASSWORD, stack=example(live), repeat=repeat)
     assert r.code == PAM_SUCCESS, r
-    # Not asked for a pattern at all: the lock is said, pam_unix asks.
-    assert r.prompts == [UNIX_PROMPT]
+    # Not asked for a pattern at all: the lock is said, the module asks for the
+    # password in its own words (not pam_unix's) and hands it on.
+    assert r.prompts == [PASSWORD_PROMPT]
     assert r.errors == [LOCKED.format(user=account)]
 
 
