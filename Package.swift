@@ -75,6 +75,12 @@ let package = Package(
         // The drawing the lock screen and the setup window share (cairo): the grid and
         // its path, text filled as outlines, buttons, the one font face, wl_shm buffers.
         .target(name: "PatternLockPainting", dependencies: ["PatternLockScreen", "CCairo", "CWaylandClient", "CPatternLockShims"]),
+        // The Wayland edge the lock screen and the setup window share: the seat (pointer,
+        // touch, keyboard through xkbcommon, devices that come and go) and the poll turn
+        // (a full socket waits for POLLOUT). Each program keeps its surface and its job.
+        .target(
+            name: "PatternLockWayland",
+            dependencies: ["PatternLockScreen", "PatternLockScreenKeymap", "CWaylandClient", "CXKBCommon"]),
         .systemLibrary(name: "CPamClient", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // patternlock-screen: the Wayland and xkb edges, the cairo renderer, the poll
         // loop and the PAM child (`make screen`; `make` does not build it).
@@ -82,7 +88,7 @@ let package = Package(
             name: "patternlock-screen",
             dependencies: [
                 "PatternLockScreen", "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo",
-                "CXKBCommon", "CPamClient", "PatternLockScreenKeymap", "PatternLockPainting",
+                "CXKBCommon", "CPamClient", "PatternLockScreenKeymap", "PatternLockPainting", "PatternLockWayland",
             ]),
         // The window that sets the pattern by drawing it (`make setup`): an xdg_toplevel,
         // the lock screen's drawing and keys, the daemon's CHECK and ENROLL.
@@ -91,7 +97,7 @@ let package = Package(
             dependencies: [
                 "PatternLockSetup", "PatternLockScreen", "PatternLockPainting", "PatternLockScreenKeymap", "PatternLockDaemon",
                 "PatternLockWire", "PatternLock", "CPatternLockShims", "CWaylandClient", "CCairo", "CXKBCommon",
-                "CWaylandCursor",
+                "CWaylandCursor", "PatternLockWayland",
             ]),
         // The PAM module's C sources; the shipped .so is linked by `make` with plain cc.
         .target(name: "CPamPatternLock", linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]),

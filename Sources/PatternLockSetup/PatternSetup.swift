@@ -144,6 +144,16 @@ public struct PatternSetup: Sendable {
         return all
     }()
 
+    /// A first pattern's password was not confirmed (refused, or the agent was
+    /// cancelled): drawn again, the password is asked again.
+    public static let proofRefused =
+        "Your password was not confirmed, so nothing was changed. Draw the pattern again to confirm, and enter your password when asked."
+
+    /// polkit's text agent did not start, so the window could not ask.
+    public static func agentFailed(user: String) -> String {
+        "Your password was not confirmed, and this window could not ask for it: polkit's text agent did not start (is polkitd running?). Nothing was changed. On a terminal, run patternlockd enroll, or ask an administrator to run: sudo patternlockd enroll \(user)"
+    }
+
     public private(set) var stage: Stage
     /// The current pattern is drawn to remove it, not to change it.
     public let removing: Bool
@@ -457,6 +467,42 @@ public struct PatternSetup: Sendable {
             forget()
             stage = .ended
             failed = true
+        }
+    }
+
+    /// The daemon's answer to this window's ENROLL (or REMOVE), or why there is
+    /// none: the stage it leads to and the sentence it shows. `new`: the pattern
+    /// sent (a refusal names why it is guessed); `first`: a first pattern, whose
+    /// password polkit asked; `agentFailed`: polkit's text agent did not start.
+    public mutating func daemonAnswered(
+        _ result: Result<Reply, ClientError>, new: Pattern, first: Bool, user: String, agentFailed: Bool = false
+    ) {
+        let reply: Reply
+        switch result {
+        case .failure(let error):
+            notSaved(error.description, back: nil)
+            return
+        case .success(let r): reply = r
+        }
+        let failure = { (current: Bool) in ClientWording.failure(for: reply, user: user, current: current).description }
+        if removing {
+            switch reply {
+            case .ok, .okMovedAside: saved()
+            case .fail(let remaining, _) where remaining > 0: notSaved(failure(true), back: .current)
+            case .notEnrolled: notSaved("You have no unlock pattern; nothing was removed.", back: nil)
+            default: notSaved(failure(true), back: nil)
+            }
+            return
+        }
+        switch reply {
+        case .okIterations: saved()
+        case .refused(let r): notSaved(GuessFeedback.sentence(for: r, pattern: new), back: .first)
+        case .fail(let remaining, _) where remaining > 0: notSaved(failure(true), back: .current)
+        case .error(.passwordProofInProgress): notSaved(ClientWording.proofInProgress, back: .confirm)
+        case .error(.passwordProofRequired) where foreignQuestion: notSaved(ClientWording.foreignQuestion, back: .confirm)
+        case .error(.passwordProofRequired) where agentFailed: notSaved(Self.agentFailed(user: user), back: .confirm)
+        case .error(.passwordProofRequired): notSaved(Self.proofRefused, back: .confirm)
+        default: notSaved(failure(!first), back: nil)
         }
     }
 

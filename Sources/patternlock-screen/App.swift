@@ -8,26 +8,26 @@ import PatternLock
 import PatternLockPainting
 import PatternLockScreen
 import PatternLockScreenKeymap
+import PatternLockWayland
 
 /// The lock screen's Wayland client. Its state is here; its work is split by
 /// role, as swaylock splits main.c, seat.c, render.c and pam.c: Listeners.swift
-/// (the C callbacks), Outputs.swift (globals, screens, the lock), Drawing.swift,
-/// Seat.swift (pointer and touch), Keyboard.swift (xkbcommon), Attempt.swift (the
-/// PAM child) and Loop.swift (poll).
+/// (the C callbacks of its outputs and lock), Outputs.swift (globals, screens,
+/// the lock), Drawing.swift, Seat.swift (what pointer, touch and keys do),
+/// Attempt.swift (the PAM child) and Loop.swift (its descriptors). The seat's
+/// devices, xkbcommon and the poll turn are the Wayland edge it shares with
+/// the setup window (PatternLockWayland: WaylandSeat, WaylandLoop).
 final class App {
     let options: Options
     let display: OpaquePointer
-    var registry: OpaquePointer?
-    var compositor: OpaquePointer?
-    var shm: OpaquePointer?
+    /// wl_compositor, wl_shm and the seat bound; the rest handed to `global`.
+    var globals: WaylandRegistry?
     var lockManager: OpaquePointer?
     var subcompositor: OpaquePointer?
     var viewporter: OpaquePointer?
     var singlePixel: OpaquePointer?
-    var seat: OpaquePointer?
-    var pointer: OpaquePointer?
-    var touch: OpaquePointer?
-    var keyboard: OpaquePointer?
+    /// The seat: its devices, and the keys read through xkbcommon.
+    lazy var seat = WaylandSeat(input: self)
     var lock: OpaquePointer?
     var outputs: [Output] = []
     var locked = false
@@ -54,13 +54,6 @@ final class App {
     var compact: Bool { subcompositor != nil && viewporter != nil && singlePixel != nil && renderer.image == nil }
     /// The screen the current path is drawn on (pointer or first finger).
     var inputOutput: Output?
-    let xkbContext: OpaquePointer?
-    var xkbKeymap: OpaquePointer?
-    var xkbState: OpaquePointer?
-    /// The keymap the on-screen keyboard shows: the compositor's, else the
-    /// system's default (a seat with no hardware keyboard sends none), compiled
-    /// only when the keyboard first shows without one (`ensureScreenKeymap`).
-    let screenKeymap = ScreenKeymap()
 
     init(options: Options, display: OpaquePointer, user: String, image: OpaquePointer?) {
         self.options = options
@@ -71,7 +64,6 @@ final class App {
         renderer = Renderer(background: RGB(options.color), image: image, user: user)
         timer = pls_timerfd()
         watchdog = pls_timerfd()
-        xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS)
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

@@ -68,7 +68,7 @@ extension App {
     }
 
     func draw(_ o: Output) {
-        guard let surface = o.drawSurface, let layout = o.layout, let shm, o.width > 0 else { return }
+        guard let surface = o.drawSurface, let layout = o.layout, let shm = globals?.shm, o.width > 0 else { return }
         let area =
             o.content != nil ? layout.contentRect : Rect(x: 0, y: 0, width: Double(o.width), height: Double(o.height))
         // A size no buffer can have (a compositor's nonsense) is not drawn.

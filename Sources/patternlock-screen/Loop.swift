@@ -7,31 +7,17 @@ import Glibc
 import PatternLock
 import PatternLockPainting
 import PatternLockScreen
+import PatternLockWayland
 
-/// The poll loop: Wayland, the PAM child, the timers.
+/// The poll loop: Wayland (a WaylandLoop turn), the PAM child, the timers.
 extension App {
     // MARK: The loop
 
     func loop() -> Never {
-        let wlFD = wl_display_get_fd(display)
         while true {
             syncWatchdog()
             drawDirty()
-            while wl_display_prepare_read(display) != 0 {
-                if wl_display_dispatch_pending(display) < 0 { connectionLost() }
-            }
-            // A full socket (EAGAIN) keeps the rest for when it can take more:
-            // poll for POLLOUT then, and flush again at the top of the loop.
-            var unflushed = false
-            if wl_display_flush(display) < 0 {
-                guard errno == EAGAIN else {
-                    wl_display_cancel_read(display)
-                    connectionLost()
-                }
-                unflushed = true
-            }
             var fds: [pollfd] = [
-                pollfd(fd: wlFD, events: Int16(unflushed ? POLLIN | POLLOUT : POLLIN), revents: 0),
                 pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.socket ?? -1, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: attempt?.pidfd ?? -1, events: Int16(POLLIN), revents: 0),
@@ -48,25 +34,14 @@ extension App {
                 trimDue = false
                 pl_trim_heap()
             }
-            let n = poll(&fds, nfds_t(fds.count), -1)
-            if n < 0 {
-                wl_display_cancel_read(display)
-                if errno == EINTR { continue }
-                connectionLost()
-            }
-            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-                if wl_display_read_events(display) < 0 { connectionLost() }
-            } else {
-                wl_display_cancel_read(display)
-            }
-            if wl_display_dispatch_pending(display) < 0 { connectionLost() }
-            if fds[1].revents != 0 { flashTimer() }
-            if fds[2].revents != 0 { pamReadable() }
-            if fds[3].revents != 0 { attemptExited() }
-            if fds[4].revents != 0 { watchdogFired() }
-            if fds.count > fixed {
+            guard let revents = WaylandLoop.turn(display, extra: fds, lost: connectionLost) else { continue }
+            if revents[0] != 0 { flashTimer() }
+            if revents[1] != 0 { pamReadable() }
+            if revents[2] != 0 { attemptExited() }
+            if revents[3] != 0 { watchdogFired() }
+            if revents.count > fixed {
                 var ended: [Int] = []
-                for i in fixed..<fds.count where fds[i].revents != 0 { ended.append(i - fixed) }
+                for i in fixed..<revents.count where revents[i] != 0 { ended.append(i - fixed) }
                 for i in ended.reversed() {
                     let z = zombies.remove(at: i)
                     _ = pls_reap(z.pid)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import PatternLock
+import PatternLockScreen
 
 /// The command line (docs/patternlock-screen.1).
 struct Options {
@@ -61,24 +62,13 @@ struct Options {
 
     static func parse(_ args: [String]) throws(UsageError) -> Parsed {
         var o = Options()
-        var i = 0
-        func value(_ name: String) throws(UsageError) -> String {
-            i += 1
-            guard i < args.count else {
-                throw UsageError(message: "The option \(name) needs a value; see patternlock-screen --help.")
-            }
-            return args[i]
-        }
-        while i < args.count {
-            var arg = args[i]
-            var inline: String?
-            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-                inline = String(arg[arg.index(after: eq)...])
-                arg = String(arg[..<eq])
-            }
+        var cursor = OptionCursor(args)
+        while let arg = cursor.next() {
             func v() throws(UsageError) -> String {
-                if let inline { return inline }
-                return try value(arg)
+                guard let value = cursor.value() else {
+                    throw UsageError(message: "The option \(arg) needs a value; see patternlock-screen --help.")
+                }
+                return value
             }
             switch arg {
             case "-f", "--daemonize": o.daemonize = true
@@ -108,9 +98,8 @@ struct Options {
             case "-h", "--help": return .help
             case "--version": return .version
             default:
-                throw UsageError(message: "Unknown option \"\(args[i])\"; see patternlock-screen --help.")
+                throw UsageError(message: "Unknown option \"\(cursor.current)\"; see patternlock-screen --help.")
             }
-            i += 1
         }
         return .run(o)
     }

@@ -7,27 +7,30 @@ import Glibc
 import PatternLock
 import PatternLockPainting
 import PatternLockScreen
+import PatternLockWayland
 
 /// The globals, the screens (outputs), the lock and its surfaces.
 extension App {
     // MARK: Registry
 
+    /// Asks the compositor for its globals (they come at the next roundtrip).
+    func askGlobals() {
+        globals = WaylandRegistry(
+            display: display, seat: seat,
+            other: { [unowned self] in global(name: $0, interface: $1, version: $2) },
+            removed: { [unowned self] in globalRemove(name: $0) })
+    }
+
+    /// A global WaylandRegistry does not bind itself.
     func global(name: UInt32, interface: String, version: UInt32) {
-        guard let registry else { return }
         func bind(_ iface: UnsafePointer<wl_interface>, _ v: UInt32) -> OpaquePointer? {
-            wl_registry_bind(registry, name, iface, min(version, v)).map(OpaquePointer.init)
+            globals?.bind(name, iface, version: version, highest: v)
         }
         switch interface {
-        case "wl_compositor": compositor = bind(pls_compositor_interface(), 4)
-        case "wl_shm": shm = bind(pls_shm_interface(), 1)
         case "ext_session_lock_manager_v1": lockManager = bind(pls_lock_manager_interface(), 1)
         case "wl_subcompositor": subcompositor = bind(pls_subcompositor_interface(), 1)
         case "wp_viewporter": viewporter = bind(pls_viewporter_interface(), 1)
         case "wp_single_pixel_buffer_manager_v1": singlePixel = bind(pls_single_pixel_interface(), 1)
-        case "wl_seat":
-            guard seat == nil, let s = bind(pls_seat_interface(), 5) else { return }
-            seat = s
-            wl_seat_add_listener(s, App.seatListener, opaque)
         case "wl_output":
             guard let o = bind(pls_output_interface(), 4) else { return }
             let out = Output(globalName: name, output: o)
@@ -89,7 +92,7 @@ extension App {
     // MARK: The lock
 
     func makeLockSurface(_ o: Output) {
-        guard let compositor, let lock, let surface = wl_compositor_create_surface(compositor) else { return }
+        guard let compositor = globals?.compositor, let lock, let surface = wl_compositor_create_surface(compositor) else { return }
         o.surface = surface
         if compact, let subcompositor, let viewporter, let singlePixel,
             let content = wl_compositor_create_surface(compositor),

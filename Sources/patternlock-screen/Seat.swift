@@ -7,9 +7,11 @@ import Glibc
 import PatternLock
 import PatternLockPainting
 import PatternLockScreen
+import PatternLockWayland
 
-/// The seat: pointer and touch, one finger or button at a time.
-extension App {
+/// What the seat's pointer and touch do (WaylandSeat hands them on), one finger
+/// or button at a time.
+extension App: SeatInput {
     // MARK: Input
 
     func geometry(of o: Output?) -> GridGeometry? { o?.layout?.grid }
@@ -97,7 +99,7 @@ extension App {
         run(effects)
     }
 
-    func pointerEnter(_ surface: OpaquePointer?, serial: UInt32, x: Double, y: Double) {
+    func pointerEntered(_ surface: OpaquePointer?, serial: UInt32, x: Double, y: Double) {
         let found = locate(surface)
         pointerOutput = found?.0
         pointerOffset = found?.1 ?? Point(x: 0, y: 0)
@@ -107,13 +109,12 @@ extension App {
         // The compositor's cursor stays: a pointer user aims at the first dot with it.
     }
 
-    func pointerMotion(x: Double, y: Double) {
+    func pointerMoved(x: Double, y: Double) {
         pointerAt = Point(x: x + pointerOffset.x, y: y + pointerOffset.y)
         if inputOutput === pointerOutput, state.gesture.touchID == nil { moved(to: pointerAt, touch: nil) }
     }
 
-    func pointerButton(_ button: UInt32, pressed: Bool) {
-        guard button == 0x110 else { return }  // BTN_LEFT
+    func pointerButton(pressed: Bool) {
         if pressed {
             self.pressed(on: pointerOutput, at: pointerAt, touch: nil)
         } else if state.gesture.touchID == nil {
@@ -128,7 +129,7 @@ extension App {
         pressed(on: o, at: Point(x: x + offset.x, y: y + offset.y), touch: id)
     }
 
-    func touchMotion(id: Int32, x: Double, y: Double) {
+    func touchMoved(id: Int32, x: Double, y: Double) {
         guard state.gesture.touchID == id else { return }
         moved(to: Point(x: x + touchOffset.x, y: y + touchOffset.y), touch: id)
     }
@@ -138,36 +139,16 @@ extension App {
         released(touch: id)
     }
 
-    func touchCancel() {
+    func touchCancelled() {
         state.cancel()
         invalidateAll()
     }
 
-    func seatCapabilities(_ caps: UInt32) {
-        guard let seat else { return }
-        let hasPointer = caps & UInt32(WL_SEAT_CAPABILITY_POINTER.rawValue) != 0
-        let hasKeyboard = caps & UInt32(WL_SEAT_CAPABILITY_KEYBOARD.rawValue) != 0
-        let hasTouch = caps & UInt32(WL_SEAT_CAPABILITY_TOUCH.rawValue) != 0
-        if hasPointer && pointer == nil, let p = wl_seat_get_pointer(seat) {
-            pointer = p
-            wl_pointer_add_listener(p, App.pointerListener, opaque)
-        } else if !hasPointer, let p = pointer {
-            wl_pointer_release(p)
-            pointer = nil
-        }
-        if hasKeyboard && keyboard == nil, let k = wl_seat_get_keyboard(seat) {
-            keyboard = k
-            wl_keyboard_add_listener(k, App.keyboardListener, opaque)
-        } else if !hasKeyboard, let k = keyboard {
-            wl_keyboard_release(k)
-            keyboard = nil
-        }
-        if hasTouch && touch == nil, let t = wl_seat_get_touch(seat) {
-            touch = t
-            wl_touch_add_listener(t, App.touchListener, opaque)
-        } else if !hasTouch, let t = touch {
-            wl_touch_release(t)
-            touch = nil
-        }
+    /// The seat lost the pointer or the touchscreen drawing the path: it ends
+    /// there, as a touch cancel ends it.
+    func seatLost(_ device: SeatDevice) {
+        guard state.gesture.active else { return }
+        let byTouch = state.gesture.touchID != nil
+        if (device == .pointer && !byTouch) || (device == .touch && byTouch) { touchCancelled() }
     }
 }

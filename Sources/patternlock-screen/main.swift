@@ -92,8 +92,7 @@ guard let display = wl_display_connect(nil) else {
 let app = App(options: options, display: display, user: user, image: image)
 if let fd = options.readyFD { app.readyFDs.append(fd) }
 if daemonPipe >= 0 { app.readyFDs.append(daemonPipe) }
-app.registry = wl_display_get_registry(display)
-wl_registry_add_listener(app.registry, App.registryListener, app.opaque)
+app.askGlobals()
 // The globals, then the outputs' scale and name events.
 _ = wl_display_roundtrip(display)
 guard app.lockManager != nil else {
@@ -101,7 +100,7 @@ guard app.lockManager != nil else {
         "this compositor does not offer ext-session-lock-v1, so it cannot lock the session safely and nothing was locked; use a compositor that has it: sway 1.8 or later, Hyprland, river, niri, labwc or COSMIC.",
         2)
 }
-guard app.compositor != nil, app.shm != nil else {
+guard app.globals?.compositor != nil, app.globals?.shm != nil else {
     fail("this compositor offers no wl_compositor or wl_shm, which the lock screen draws with; nothing was locked.", 1)
 }
 _ = wl_display_roundtrip(display)

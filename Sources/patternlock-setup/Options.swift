@@ -66,19 +66,9 @@ struct SetupOptions {
 
     static func parse(_ args: [String]) -> Parsed {
         var o = SetupOptions()
-        var i = 0
-        while i < args.count {
-            var arg = args[i]
-            var inline: String?
-            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-                inline = String(arg[arg.index(after: eq)...])
-                arg = String(arg[..<eq])
-            }
-            func value() -> String? {
-                if let inline { return inline }
-                i += 1
-                return i < args.count ? args[i] : nil
-            }
+        var cursor = OptionCursor(args)
+        while let arg = cursor.next() {
+            func value() -> String? { cursor.value() }
             switch arg {
             case "--socket":
                 guard let v = value(), !v.isEmpty else {
@@ -100,9 +90,8 @@ struct SetupOptions {
             case "-h", "--help": return .exit(usage, 0)
             case "--version": return .exit("patternlock-setup \(PatternLockVersion.current)", 0)
             default:
-                return .exit("Unknown option \"\(args[i])\"; see patternlock-setup --help.", 2)
+                return .exit("Unknown option \"\(cursor.current)\"; see patternlock-setup --help.", 2)
             }
-            i += 1
         }
         if o.remove && o.user != nil {
             return .exit(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import PatternLock
+import PatternLockWire
 import Testing
 
 @testable import PatternLockScreen
@@ -248,5 +249,85 @@ struct PatternSetupTests {
         #expect(s.stage == .ended && s.failed)
         #expect(enabled(s) == [.close])
         #expect(s.tap(.close) == [.close(set: false)])
+    }
+}
+
+/// A setup at `.saving` for `pattern`: a first pattern (or a change, with the
+/// current one drawn first) confirmed and sent.
+func saving(_ dots: String, changing: Bool = false, removing: Bool = false) -> PatternSetup {
+    var s = PatternSetup(geometry: geometry, changing: changing || removing, removing: removing)
+    let path = dots.map { Int(String($0))! }
+    if changing || removing {
+        drag(&s, [7, 8, 9, 6])
+        if removing { return s }
+    }
+    drag(&s, path)
+    s.verdict(.acceptable, for: pattern(dots))
+    _ = s.tap(.next)
+    drag(&s, path)
+    return s
+}
+
+@Suite("The setup window's stage after the daemon's answer")
+struct SetupAnswerTests {
+    let strong = "2761834"
+
+    @Test("OK sets the pattern; a refusal by the policy sends back to drawing with the reason")
+    func setOrRefused() throws {
+        var s = saving(strong)
+        #expect(s.stage == .saving)
+        s.daemonAnswered(.success(.okIterations(600_000)), new: pattern(strong), first: true, user: "alice")
+        #expect(s.stage == .done)
+        let common = pattern("1478")
+        let refusal = try #require(EnrollPolicy().refusal(for: common))
+        var r = saving(strong)
+        r.daemonAnswered(.success(.refused(refusal)), new: common, first: true, user: "alice")
+        #expect(r.stage == .first && r.detail == GuessFeedback.sentence(for: refusal, pattern: common))
+    }
+
+    @Test("a first pattern's password: refused, asked by another program, the agent not started, another program's question")
+    func passwordProof() {
+        var s = saving(strong)
+        s.daemonAnswered(.success(.error(.passwordProofRequired)), new: pattern(strong), first: true, user: "alice")
+        #expect(s.stage == .confirm && s.detail == PatternSetup.proofRefused)
+        var p = saving(strong)
+        p.daemonAnswered(.success(.error(.passwordProofInProgress)), new: pattern(strong), first: true, user: "alice")
+        #expect(p.stage == .confirm && p.detail == ClientWording.proofInProgress)
+        var a = saving(strong)
+        a.daemonAnswered(
+            .success(.error(.passwordProofRequired)), new: pattern(strong), first: true, user: "alice", agentFailed: true)
+        #expect(a.stage == .confirm && a.detail == PatternSetup.agentFailed(user: "alice"))
+        #expect(a.detail?.contains("sudo patternlockd enroll alice") == true)
+    }
+
+    @Test("a change whose current pattern was wrong asks for it again; one that locked it ends the setup")
+    func wrongCurrent() {
+        var s = saving(strong, changing: true)
+        #expect(s.stage == .saving)
+        s.daemonAnswered(.success(.fail(remaining: 3)), new: pattern(strong), first: false, user: "alice")
+        #expect(s.stage == .current)
+        #expect(s.detail == ClientWording.failure(for: .fail(remaining: 3), user: "alice", current: true).description)
+        var l = saving(strong, changing: true)
+        l.daemonAnswered(.success(.fail(remaining: 0)), new: pattern(strong), first: false, user: "alice")
+        #expect(l.stage == .ended && l.failed)
+        var e = saving(strong, changing: true)
+        e.daemonAnswered(.success(.locked(retryAfter: 0)), new: pattern(strong), first: false, user: "alice")
+        #expect(e.stage == .ended && e.failed)
+    }
+
+    @Test("no answer from the daemon ends the setup with why; removing: OK removes, none to remove says so")
+    func noAnswerAndRemove() {
+        var s = saving(strong)
+        s.daemonAnswered(
+            .failure(ClientError(description: "patternlockd is not running.", code: .unavailable)), new: pattern(strong),
+            first: true, user: "alice")
+        #expect(s.stage == .ended && s.detail == "patternlockd is not running.")
+        var r = saving("7896", removing: true)
+        #expect(r.stage == .saving)
+        r.daemonAnswered(.success(.ok), new: pattern("7896"), first: false, user: "alice")
+        #expect(r.stage == .done && r.detail == PatternSetup.removedDetail)
+        var n = saving("7896", removing: true)
+        n.daemonAnswered(.success(.notEnrolled), new: pattern("7896"), first: false, user: "alice")
+        #expect(n.stage == .ended && n.detail == "You have no unlock pattern; nothing was removed.")
     }
 }

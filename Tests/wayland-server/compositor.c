@@ -663,10 +663,9 @@ static void bind_seat(struct wl_client *client, void *data, uint32_t version,
 		wl_client_post_no_memory(client);
 		return;
 	}
-	wl_resource_set_implementation(r, &seat_impl, NULL, NULL);
-	wl_seat_send_capabilities(r, WL_SEAT_CAPABILITY_POINTER |
-					     WL_SEAT_CAPABILITY_KEYBOARD |
-					     WL_SEAT_CAPABILITY_TOUCH);
+	wl_resource_set_implementation(r, &seat_impl, NULL, unlink_resource);
+	wl_list_insert(server.seats.prev, wl_resource_get_link(r));
+	wl_seat_send_capabilities(r, server.seat_caps);
 	if (version >= WL_SEAT_NAME_SINCE_VERSION)
 		wl_seat_send_name(r, "seat0");
 }
@@ -1043,6 +1042,10 @@ int main(int argc, char **argv)
 	wl_list_init(&server.keyboards);
 	wl_list_init(&server.touches);
 	wl_list_init(&server.outputs);
+	wl_list_init(&server.seats);
+	server.seat_caps = WL_SEAT_CAPABILITY_POINTER |
+			   WL_SEAT_CAPABILITY_KEYBOARD |
+			   WL_SEAT_CAPABILITY_TOUCH;
 	wl_list_init(&server.toplevels);
 	server.display = wl_display_create();
 	server.loop = wl_display_get_event_loop(server.display);

@@ -461,6 +461,43 @@ static void wait_frame(const char *args)
 	wl_event_source_timer_update(wait.timer, timeout > 0 ? timeout : 1);
 }
 
+/* seat [pointer] [keyboard] [touch] | seat none: what the seat offers from
+ * now on, sent as wl_seat.capabilities to every client's seat (a device
+ * unplugged, or plugged back in). A client releases the devices it lost. */
+static void seat_caps(char *args)
+{
+	uint32_t caps = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(args, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
+		if (strcmp(w, "pointer") == 0)
+			caps |= WL_SEAT_CAPABILITY_POINTER;
+		else if (strcmp(w, "keyboard") == 0)
+			caps |= WL_SEAT_CAPABILITY_KEYBOARD;
+		else if (strcmp(w, "touch") == 0)
+			caps |= WL_SEAT_CAPABILITY_TOUCH;
+		else if (strcmp(w, "none") != 0) {
+			reply("error Say seat with pointer, keyboard and "
+			      "touch, "
+			      "or none.");
+			return;
+		}
+	}
+	server.seat_caps = caps;
+	/* A pointer plugged back in enters the surface anew. */
+	if (!(caps & WL_SEAT_CAPABILITY_POINTER))
+		server.pointer_focus = NULL;
+	/* A touchscreen unplugged lifts no finger: its points are gone. */
+	if (!(caps & WL_SEAT_CAPABILITY_TOUCH))
+		memset(server.touch_down, 0, sizeof(server.touch_down));
+	struct wl_resource *r;
+	wl_resource_for_each(r, &server.seats)
+		wl_seat_send_capabilities(r, caps);
+	reply("ok caps=%s%s%s", caps & WL_SEAT_CAPABILITY_POINTER ? "p" : "",
+	      caps & WL_SEAT_CAPABILITY_KEYBOARD ? "k" : "",
+	      caps & WL_SEAT_CAPABILITY_TOUCH ? "t" : "");
+}
+
 static void run_command(char *line)
 {
 	char *args = strchr(line, ' ');
@@ -486,12 +523,14 @@ static void run_command(char *line)
 		close_toplevel();
 	else if (strcmp(line, "ping") == 0)
 		ping(args);
+	else if (strcmp(line, "seat") == 0)
+		seat_caps(args);
 	else if (strcmp(line, "quit") == 0)
 		wl_display_terminate(server.display);
 	else
 		reply("error Unknown command %s: the commands are touch, "
 		      "pointer, key, type, screenshot, state, wait-frame, "
-		      "close, ping and quit.",
+		      "close, ping, seat and quit.",
 		      line);
 	wl_display_flush_clients(server.display);
 }

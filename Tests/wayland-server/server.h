@@ -63,6 +63,8 @@ struct server {
 	const char *layout, *variant; /* the keymap's xkb rule names */
 	struct wl_list surfaces;
 	struct wl_list pointers, keyboards, touches, outputs;
+	struct wl_list seats; /* every client's wl_seat */
+	uint32_t seat_caps;   /* what the seat offers now (`seat` command) */
 	struct wl_list toplevels; /* xdg_shell.c's, bottom to top */
 	struct lock *active_lock;
 	enum session_state state;

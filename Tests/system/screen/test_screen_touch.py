@@ -433,3 +433,23 @@ def test_a_child_that_says_yes_and_never_exits_cannot_hold_the_screen_a_second_t
         drag_on(compositor, grid, RIGHT_DRAG)
         assert locker.wait(30) == 0
         assert compositor.state()["state"] == "unlocked"
+
+
+def test_a_touchscreen_unplugged_mid_path_ends_the_path_and_one_plugged_back_in_unlocks(screens, live, enrolled):
+    """The seat stops offering touch while a finger draws (the test
+    compositor's `seat` command): the locker releases its wl_touch and the path
+    ends there, unsent; the session stays locked. Plugged back in, the right
+    pattern drawn with the new touchscreen unlocks (a path left open would
+    have ignored every new finger)."""
+    s = screens("seat")
+    s.drag([7, 8, 9], lift=False)
+    s.quiet()
+    assert s.compositor.ok("seat pointer keyboard") == {"caps": "pk"}
+    s.quiet()  # the path's end drawn, after the release on the same connection
+    assert s.compositor.cmd("touch up 0").startswith("error"), "the locker kept its wl_touch"
+    assert s.compositor.state()["state"] == "locked"
+    assert s.compositor.ok("seat pointer keyboard touch") == {"caps": "pkt"}
+    s.quiet()  # time for the locker to ask for the new wl_touch
+    s.drag(RIGHT_DRAG)
+    unlocked(s, s.locker)
+    assert verify_results(live, enrolled, 1) == [("patternlock-screen", "OK")]

@@ -264,6 +264,44 @@ def test_by_keys_alone_digits_draw_enter_continues_and_a_differing_confirmation_
     assert verify(policy_daemon, user, RIGHT).startswith("OK")
 
 
+def test_the_seat_losing_its_pointer_and_keyboard_mid_path_ends_the_path_and_both_work_once_back(
+        windows, policy_daemon, user):
+    """A device unplugged while it draws (the seat stops offering it: the test
+    compositor's `seat` command): the window releases it, the path it was
+    drawing ends as a touch cancel ends it, and the window goes on, by touch.
+    Plugged back in, the new pointer draws and the new keyboard's keys work."""
+    w = windows(user, policy_daemon, "seat")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    x, y = w.centre(1)
+    w.compositor.ok(f"pointer move {x} {y}")
+    w.compositor.ok("pointer press")
+    for d in (2, 3):
+        x, y = w.centre(d)
+        w.compositor.ok(f"pointer move {x} {y}")
+    w.said(r"^stage=first .* dots=3 ")
+    mark = len(w.lines)
+    assert w.compositor.ok("seat touch") == {"caps": "t"}
+    w.said(r"^stage=first .* dots=0 ", mark)
+    assert w.compositor.cmd("pointer move 10 10").startswith("error"), "the window kept its pointer"
+    # Touch alone goes on: a path drawn and lifted is recorded.
+    w.touch_path([int(d) for d in STRONG])
+    w.said(r"^stage=recorded ")
+    w.tap("Redraw")
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    assert w.compositor.ok("seat pointer keyboard touch") == {"caps": "pkt"}
+    x, y = w.centre(int(STRONG[0]))
+    w.compositor.ok(f"pointer move {x} {y}")
+    w.compositor.ok("pointer press")
+    for d in STRONG[1:]:
+        x, y = w.centre(int(d))
+        w.compositor.ok(f"pointer move {x} {y}")
+    w.compositor.ok("pointer release")
+    w.said(r"^stage=recorded .*verdict=acceptable")
+    w.compositor.ok("key Return")  # Continue, on the keyboard plugged back in
+    w.said(r"^stage=confirm ")
+    assert w.proc.poll() is None
+
+
 def keys_to_the_confirmation(w):
     """By keys, as a user whose pattern is RIGHT: the current pattern, STRONG
     (its verdict acceptable), Continue; the window then waits for the confirmation."""
