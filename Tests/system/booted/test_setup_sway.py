@@ -28,9 +28,10 @@ import time
 
 import pytest
 
+from harness import debug_lines
 from harness.clients import Clients
 from harness.common import skip_or_fail
-from harness.screen_desk import Desk, build_vpointer
+from harness.screen_desk import LOCKER, Desk, Lock, build_vpointer
 from harness.screen_image import find_grid
 from harness.screen_keyboard import KeyboardTyper
 
@@ -39,7 +40,6 @@ OLD = "46183"  # root enrolled it; the default policy accepts it too
 NEW = "2761834"  # accepted by the default policy: drawn 2-7-6-1-8-3-4, no dot passed over
 COMMON = "1478"  # an L from a corner: among the patterns people choose most
 SETUP = "patternlock-setup"
-LOCKER = "patternlock-screen"
 APP_ID = "org.patternlock.Setup"
 
 
@@ -140,7 +140,7 @@ class SetupWindow:
 
     def grid(self):
         """The grid's place in the window (x, y, side), as the window last said."""
-        return tuple(int(v) for v in re.search(r" grid=(\d+),(\d+),(\d+)", self.stage()).groups())
+        return debug_lines.grid(self.stage())
 
     def width(self):
         x, _, side = self.grid()
@@ -148,17 +148,15 @@ class SetupWindow:
 
     def centre(self, dot):
         """Dot `dot`'s centre in the layout (the virtual pointer's and grim's pixels)."""
-        x, y, side = self.grid()
-        spacing = side / 3
-        return (round(self.origin[0] + x + ((dot - 1) % 3 + 0.5) * spacing),
-                round(self.origin[1] + y + ((dot - 1) // 3 + 0.5) * spacing))
+        x, y = debug_lines.centre(self.grid(), dot)
+        return round(self.origin[0] + x), round(self.origin[1] + y)
 
     def button(self, label):
         """Where the enabled button `label` is now, as the newest stage line says."""
         line = self.stage()
-        found = re.search(rf'"{re.escape(label)}"@(\d+),(\d+)(?![\d(])', line)
+        found = debug_lines.button(line, label)
         assert found, f"no enabled {label} button now: {line}"
-        return self.origin[0] + int(found[1]), self.origin[1] + int(found[2])
+        return self.origin[0] + found[0], self.origin[1] + found[1]
 
     def click(self, label):
         pointer = self.desk.pointer()
@@ -299,55 +297,19 @@ def test_the_pattern_is_changed_by_dragging_the_current_one_and_the_new_one_twic
     assert f"{session.user}: enrolled, 0 failures" in session.status(), session.status()
 
 
-class Locker:
-    """One patternlock-screen run in the desk's session, with --debug."""
-
-    PREFIX = f"{LOCKER}: "
-
-    def __init__(self, desk):
-        self.desk = desk
-        self.n = desk.start(f"exec {LOCKER} --debug --color 203040")
-        self.await_line("prompt kind=pattern")
-
-    def log(self):
-        return self.desk.out(self.n)
-
-    def count(self, prefix):
-        return sum(1 for line in self.log().splitlines() if line.startswith(self.PREFIX + prefix))
-
-    def await_line(self, prefix, count=1, timeout=30):
-        """Waits until the locker said a line starting with prefix `count` times."""
-        self.desk.poll(lambda: self.count(prefix) >= count or self.desk.rc(self.n) is not None,
-                       f"'{prefix}' from {LOCKER}", timeout)
-        assert self.count(prefix) >= count, f"{LOCKER} ended with status {self.desk.rc(self.n)}: {self.log()}"
-
-    def grid(self):
-        self.desk.pointer().move(2, 2)  # off the dots: a cursor on one hides its shape
-        shots = []
-
-        def found():
-            shots.append(self.desk.screen("HEADLESS-1"))
-            return find_grid(shots[-1])
-        try:
-            return self.desk.poll(found, "the lock screen's grid", 10, every=0.2)
-        except AssertionError:
-            raise AssertionError(f"no grid on the lock screen; saved as {self.desk.save(shots[-1], 'no-grid')}") \
-                from None
-
-
 def test_then_the_new_pattern_unlocks_patternlock_screen_and_the_old_one_no_longer_does(session, changed):
     desk = session.desk
     before = session.results()
-    lock = Locker(desk)
-    grid = lock.grid()
+    lock = Lock(desk)
+    lock.await_prompt("pattern")
+    grid, _ = lock.grid()
+    mark = lock.mark()
     desk.pointer().drag([grid[d] for d in dots(OLD)])
-    lock.await_line("attempt result=failure")
-    lock.await_line("prompt kind=pattern", count=2)
-    assert desk.rc(lock.n) is None, lock.log()
-    grid = lock.grid()
+    lock.await_line("attempt result=failure", mark)
+    lock.await_prompt("pattern", mark)
+    grid, _ = lock.grid()
     desk.pointer().drag([grid[d] for d in dots(NEW)])
-    assert desk.ended(lock.n) == 0, lock.log()
-    assert f"{LOCKER}: unlocked" in lock.log(), lock.log()
+    lock.unlocked()
     assert session.results()[len(before):] == ["FAIL,remaining=4", "OK"]
     assert all(f" service={LOCKER} " in line for line in session.daemon_lines("verify")[len(before):])
     # The success cleared the one wrong attempt.
@@ -508,11 +470,11 @@ def test_a_first_pattern_is_drawn_twice_and_the_password_clicked_on_the_windows_
     assert f"{user}: enrolled, 0 failures" in s.run(f"patternlockd status {user}").stdout
     # The drawn pattern unlocks the lock screen, and sudo takes it typed.
     with Desk(s, user, PASSWORD, shot_prefix="setup-first") as desk:
-        desk.pointer()
-        lock = Locker(desk)
-        grid = lock.grid()
+        lock = Lock(desk)
+        lock.await_prompt("pattern")
+        grid, _ = lock.grid()
         desk.pointer().drag([grid[d] for d in dots(NEW)])
-        assert desk.ended(lock.n) == 0, lock.log()
+        lock.unlocked()
     out = clients.session(user, PASSWORD, [
         [["send", "sudo -k sh -c 'echo SUDO-OK $(id -un)'\n"], ["expect", "Pattern or password: "],
          ["secret", NEW + "\n"], ["expect", "SUDO-OK root"]],

@@ -14,11 +14,15 @@ import subprocess
 import time
 
 from harness import booted
-from harness.screen_image import Image
+from harness.screen_image import Image, find_grid
 
 SESSION_SCRIPT = booted.ROOT / "Tests" / "system" / "harness" / "screen_session.sh"
 VPOINTER = booted.ROOT / "build" / "tools" / "vpointer"
 SHOTS = booted.ROOT / "build" / "screen-shots"
+LOCKER = "patternlock-screen"
+DEBUG = f"{LOCKER}: "
+# The lock screen's background in these tests (a colour no grid dot has).
+COLOUR = "203040"
 
 
 def build_vpointer():
@@ -258,3 +262,69 @@ class Desk:
         psm = " --psm 6" if block else ""
         r = self.as_user(f"tesseract {name} stdout{psm} 2>/dev/null; rm -f {name}")
         return re.sub(r"\s+", " ", r.stdout).strip()
+
+
+class Lock:
+    """One patternlock-screen run in the desk's session, with --debug (the
+    lock screen's lines: harness/debug_lines.py). Shared by the sway tests of
+    the lock screen and of the setup window."""
+
+    def __init__(self, desk, *args):
+        self.desk = desk
+        desk.pointer()  # the seat has a pointer before the locker starts
+        self.n = desk.start(f"exec {LOCKER} --debug --color {COLOUR} {' '.join(args)}")
+        desk.poll(lambda: f"{DEBUG}locked outputs=" in self.log() or self.rc() is not None,
+                  "the compositor's locked event")
+        assert self.rc() is None, f"{LOCKER} ended with status {self.rc()}: {self.log()}"
+
+    def log(self):
+        return self.desk.out(self.n)
+
+    def lines(self, prefix):
+        return [line[len(DEBUG):] for line in self.log().splitlines()
+                if line.startswith(DEBUG) and line[len(DEBUG):].startswith(prefix)]
+
+    def rc(self):
+        return self.desk.rc(self.n)
+
+    def mark(self):
+        """Where the log is now: await() looks only at what comes after."""
+        return len(self.log())
+
+    def await_line(self, prefix, since=0, timeout=30):
+        """Waits for a --debug line starting with prefix after the mark `since`."""
+        def seen():
+            return any(line.startswith(DEBUG + prefix) for line in self.log()[since:].splitlines())
+        self.desk.poll(lambda: seen() or self.rc() is not None, f"'{prefix}' from {LOCKER}", timeout)
+        assert self.rc() is None, f"{LOCKER} ended with status {self.rc()}: {self.log()}"
+
+    def await_prompt(self, kind, since=0):
+        """Waits until the locker shows its `kind` prompt (pattern: the grid;
+        password: the password field)."""
+        self.await_line(f"prompt kind={kind}", since)
+
+    def grid(self, timeout=10):
+        """The dots' centres on the screen, once the grid shows, and the screenshot.
+        The pointer first goes to a corner, as a hand leaves the mouse: a cursor
+        resting on a dot (where the last drag ended) hides its round shape."""
+        self.desk.pointer().move(2, 2)
+        shots = []
+
+        def found():
+            shots.append(self.desk.screen("HEADLESS-1"))
+            return find_grid(shots[-1])
+        try:
+            grid = self.desk.poll(found, "the grid on the screen", timeout, every=0.2)
+        except AssertionError:
+            raise AssertionError(f"no 3x3 grid on the screen; saved as {self.desk.save(shots[-1], 'no-grid')}") \
+                from None
+        return grid, shots[-1]
+
+    def unlocked(self, timeout=30):
+        rc = self.desk.ended(self.n, timeout)
+        assert rc == 0, f"{LOCKER} ended with status {rc}: {self.log()}"
+        assert self.lines("unlocked"), self.log()
+
+    def kill9(self):
+        self.desk.system.ok(f"kill -9 {self.desk.pid(self.n)}")
+        assert self.desk.ended(self.n) == 128 + 9

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from harness import debug_lines
 from harness.common import POLICY_OFF, desktop_groups
 from harness.pam_support import RIGHT
 from harness.screen_support import ROOT, Compositor, Image
@@ -100,19 +101,14 @@ class SetupWindow:
         return line
 
     def grid(self):
-        line = self.said(r"^stage=.* grid=")
-        x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", line).groups())
-        return x, y, side
+        return debug_lines.grid(self.said(r"^stage=.* grid="))
 
     def centre(self, dot):
-        x, y, side = self.grid()
-        spacing = side / 3
-        return round(x + ((dot - 1) % 3 + 0.5) * spacing), round(y + ((dot - 1) // 3 + 0.5) * spacing)
+        x, y = debug_lines.centre(self.grid(), dot)
+        return round(x), round(y)
 
     def button(self, label, start=0):
-        line = self.said(rf'"{label}"@\d+,\d+(?![\d(])', start)
-        x, y = re.search(rf'"{label}"@(\d+),(\d+)', line).groups()
-        return int(x), int(y)
+        return debug_lines.button(self.said(rf'"{re.escape(label)}"@\d+,\d+(?![\d(])', start), label)
 
     def touch_path(self, dots, lift=True, steps=6):
         """A finger from dot to dot, as test_screen_touch drags."""
