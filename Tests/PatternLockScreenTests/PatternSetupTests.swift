@@ -285,7 +285,7 @@ struct SetupAnswerTests {
         #expect(r.stage == .first && r.detail == GuessFeedback.sentence(for: refusal, pattern: common))
     }
 
-    @Test("a first pattern's password: refused, asked by another program, the agent not started, another program's question")
+    @Test("a first pattern's password: refused, asked for by another program, the agent not started")
     func passwordProof() {
         var s = saving(strong)
         s.daemonAnswered(.success(.error(.passwordProofRequired)), new: pattern(strong), first: true, user: "alice")
