@@ -8,12 +8,15 @@ import Glibc
 /// then a wait on the display and the program's own descriptors.
 public enum WaylandLoop {
     /// Waits up to `timeout` milliseconds (-1: no limit) for the display or one
-    /// of `extra`, and dispatches what the display sent. Returns the revents of
-    /// `extra`, in order; nil when a signal interrupted the wait. `lost` is
-    /// called (and never returns) when the connection to the compositor is gone.
-    public static func turn(_ display: OpaquePointer, extra: [pollfd], timeout: Int32 = -1, lost: () -> Never)
-        -> [Int16]?
-    {
+    /// of `extra`, and dispatches what the display sent. `beforeWait` runs once
+    /// the requests are written, just before the wait (what may take a while
+    /// without holding a frame back). Returns the revents of `extra`, in order;
+    /// nil when a signal interrupted the wait. `lost` is called (and never
+    /// returns) when the connection to the compositor is gone.
+    public static func turn(
+        _ display: OpaquePointer, extra: [pollfd], timeout: Int32 = -1, beforeWait: () -> Void = {},
+        lost: () -> Never
+    ) -> [Int16]? {
         while wl_display_prepare_read(display) != 0 {
             if wl_display_dispatch_pending(display) < 0 { lost() }
         }
@@ -27,6 +30,7 @@ public enum WaylandLoop {
         }
         var fds = [pollfd(fd: wl_display_get_fd(display), events: Int16(unflushed ? POLLIN | POLLOUT : POLLIN), revents: 0)]
         fds += extra
+        beforeWait()
         if poll(&fds, nfds_t(fds.count), timeout) < 0 {
             wl_display_cancel_read(display)
             if errno == EINTR { return nil }

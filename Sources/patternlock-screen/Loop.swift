@@ -26,15 +26,19 @@ extension App {
             let fixed = fds.count
             for z in zombies { fds.append(pollfd(fd: z.pidfd, events: Int16(POLLIN), revents: 0)) }
             // After a whole screen is drawn (the first frames, a new prompt, the
-            // keyboard shown), glibc gives back the free pages between the heap's
-            // live blocks: what fontconfig and the layout freed, about 120 KB
-            // the locker would otherwise keep while it waits. Never between the
-            // taps and motions that redraw a part.
-            if trimDue {
-                trimDue = false
-                pl_trim_heap()
+            // keyboard shown) and sent, glibc gives back the free pages between
+            // the heap's live blocks: what fontconfig and the layout freed, about
+            // 120 KB the locker would otherwise keep while it waits. Never between
+            // the taps and motions that redraw a part.
+            let trim = { [self] in
+                if trimDue {
+                    trimDue = false
+                    pl_trim_heap()
+                }
             }
-            guard let revents = WaylandLoop.turn(display, extra: fds, lost: connectionLost) else { continue }
+            guard let revents = WaylandLoop.turn(display, extra: fds, beforeWait: trim, lost: connectionLost) else {
+                continue
+            }
             if revents[0] != 0 { flashTimer() }
             if revents[1] != 0 { pamReadable() }
             if revents[2] != 0 { attemptExited() }

@@ -468,6 +468,11 @@ static void seat_caps(char *args)
 {
 	uint32_t caps = 0;
 	char *save = NULL;
+	if (strspn(args, " ") == strlen(args)) {
+		reply("error Say seat with pointer, keyboard and touch, or "
+		      "none.");
+		return;
+	}
 	for (char *w = strtok_r(args, " ", &save); w;
 	     w = strtok_r(NULL, " ", &save)) {
 		if (strcmp(w, "pointer") == 0)
