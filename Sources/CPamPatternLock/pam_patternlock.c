@@ -324,7 +324,8 @@ static int pattern_unused(const struct session *s, const char *entry,
 }
 
 /* one_prompt while the pattern cannot be used (locked, or no answer from the
- * daemon to STATUS): the module still reads the one field, as "Password: ",
+ * daemon to STATUS): the module still reads the one field, as its own
+ * "Password (not the pattern): " (PL_PROMPT_PASSWORD),
  * so that what a client types into it goes through the same rule as at the
  * pattern prompt. A password goes on, unsent; an entry shaped like a pattern
  * is not used (pattern_unused). An empty entry lets the next module ask:

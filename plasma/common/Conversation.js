@@ -97,6 +97,7 @@ var words = {
     tooShort: "Connect at least 4 dots. This was not counted; try again.",
     failed: "Not unlocked. Try again.",
     notAsked: "Type your password: the pattern is not asked for now.",
+    held: "Tap or press a key to unlock.",
     usePassword: "Use password",
     usePattern: "Use pattern"
 };
@@ -122,6 +123,12 @@ function create(keysLayout) {
         // This attempt asked the person something (not only the module's
         // prompt for the password, which is answered empty at once).
         asked: false,
+        // The person answered a prompt of this attempt (the module's prompt for
+        // the password, answered empty by the screen, is not theirs).
+        answered: false,
+        // PAM said yes to an attempt nobody answered (an empty password under
+        // nullok): the unlock waits for the person's next input.
+        held: false,
         keysLayout: keysLayout === "numpad" ? "numpad" : "phone",
         gridLayout: null,
         // The keys 1-9 typed on the grid since it was cleared: a password's
@@ -146,15 +153,27 @@ function started(c) {
     c.gridLayout = null;
     c.answeredPattern = false;
     c.asked = false;
+    c.answered = false;
+    c.held = false;
     if (c.phase !== "checking" || (c.pendingPattern === null && !c.passwordPending)) c.phase = "waiting";
     return [];
 }
 
-function answer(c, kind, text) {
+// `byScreen`: the screen answers on its own (the module's prompt for the
+// password), not the person.
+function answer(c, kind, text, byScreen) {
     c.awaiting = false;
     c.phase = "checking";
     c.answeredPattern = kind === "pattern";
+    if (!byScreen) c.answered = true;
     return { answer: kind, text: text || "" };
+}
+
+// The person's input while a success waits for it: the unlock.
+function release(c) {
+    c.held = false;
+    c.notice = null;
+    return [{ unlock: true }];
 }
 
 // A PAM prompt. Actions: { answer: "pattern", text: KEYS }, { answer: "empty" },
@@ -168,7 +187,7 @@ function prompted(c, text) {
         // Nobody is asked: the field's password waits for pam_unix's prompt
         // (a password of digits only would end the attempt here).
         c.pendingPattern = null;
-        return [answer(c, "empty")];
+        return [answer(c, "empty", "", true)];
     }
     c.asked = true;
     if (read.pattern) {
@@ -212,6 +231,7 @@ function said(c, text) {
 
 // A pattern drawn (or typed and ended with Enter), at least the fewest dots.
 function drawn(c, dots) {
+    if (c.held) return release(c);
     c.typedKeys = "";
     c.notice = null;
     if (c.phase === "pattern") return [answer(c, "pattern", answerKeys(dots, moduleLayout(c)))];
@@ -235,6 +255,7 @@ function tooShort(c) {
 
 // "Use password" on the grid: the field opens, nothing is answered.
 function usePassword(c) {
+    if (c.held) return release(c);
     if (c.phase !== "waiting" && c.phase !== "pattern") return [];
     c.typedKeys = "";
     c.fieldOpen = true;
@@ -243,15 +264,17 @@ function usePassword(c) {
 }
 
 // Back to the grid from the field ("Use pattern", Escape on an empty field),
-// only while the pattern may still answer.
+// only while the pattern may still answer, and not while a password entered
+// waits for its prompt.
 function usePattern(c) {
-    if (c.phase === "password") return [];
+    if (c.phase === "password" || c.phase === "checking") return [];
     c.fieldOpen = false;
     return [];
 }
 
 // Enter in the field, with `empty` whether it holds nothing.
 function entered(c, empty) {
+    if (c.held) return release(c);
     if (empty) return [];  // nobody's password: it costs no pam_faillock attempt
     if (c.phase === "password") {
         c.fieldOpen = false;
@@ -269,6 +292,7 @@ function entered(c, empty) {
 // (in the keys' layout), { openField: TEXT } for any other printable key: the
 // password, from the digits typed before it.
 function keyed(c, text) {
+    if (c.held) return release(c);
     var code = text.length === 1 ? text.charCodeAt(0) - 48 : -1;
     if (code >= 1 && code <= 9) {
         c.typedKeys += text;
@@ -284,13 +308,21 @@ function keyed(c, text) {
 // The grid was cleared (Escape, Backspace, a new path): the keys typed go.
 function cleared(c) { c.typedKeys = ""; }
 
-// The attempt's end. Actions: { unlock: true }; or, on failure, { flash: true }
+// The attempt's end. Actions: { unlock: true }, or, when nobody answered
+// anything (PAM said yes with no one there), { say: words.held } and the unlock
+// at the person's next input (`held`); or, on failure, { flash: true }
 // after a pattern, { say: words.failed } after anything else, then
 // { restart: true } (the next attempt now) or, when nobody was asked anything,
 // { end: true } (the next attempt at the person's next input, not in a loop).
 function ended(c, success) {
     if (success) {
         c.phase = "checking";
+        if (!c.answered) {
+            c.held = true;
+            c.fieldOpen = false;
+            c.notice = words.held;
+            return [{ say: words.held }];
+        }
         return [{ unlock: true }];
     }
     var out = c.answeredPattern ? [{ flash: true }] : [{ say: words.failed }];

@@ -62,6 +62,11 @@ Item {
     property bool started: false
     /// An answer waits for the prompt it answers.
     property bool answerWaiting: false
+    /// A password entered waits for its prompt: the field is read-only.
+    property bool passwordWaiting: false
+    /// PAM said yes to an attempt nobody answered: the unlock waits for the
+    /// person's next press or key.
+    property bool held: false
 
     readonly property string usePasswordLabel: Conv.words.usePassword
 
@@ -81,6 +86,8 @@ Item {
         promptText = conv.phase === "password" ? conv.promptText : "";
         fieldFromGrid = conv.fieldOpen && conv.phase !== "password" && conv.phase !== "checking";
         answerWaiting = conv.phase === "checking" && !conv.awaiting && (conv.pendingPattern !== null || conv.passwordPending);
+        passwordWaiting = conv.passwordPending;
+        held = conv.held;
     }
 
     /// Does what the conversation said, in order.
@@ -103,6 +110,10 @@ Item {
                 flashing = true;
             } else if (a.restart) {
                 restart.start();
+            } else if (a.unlock) {
+                debug("unlocked");
+                Qt.quit();
+                return;
             } else if (a.dot !== undefined) {
                 grid.type(a.dot);
             } else if (a.openField !== undefined) {
@@ -193,8 +204,8 @@ Item {
             screen.act(Conv.said(screen.conv, text));
         }
         function onSucceeded() {
-            screen.debug("unlocked");
-            Qt.quit();
+            screen.debug("attempt result=success");
+            screen.act(Conv.ended(screen.conv, true));
         }
         function onFailed() {
             screen.started = false;
@@ -239,6 +250,11 @@ Item {
 
     focus: true
     Keys.onPressed: function (ev) {
+        if (screen.held) {
+            screen.act(Conv.keyed(screen.conv, " "));
+            ev.accepted = true;
+            return;
+        }
         if (screen.phase !== "pattern") return;
         var key = ev.key;
         if (key >= Qt.Key_1 && key <= Qt.Key_9) {
@@ -263,6 +279,15 @@ Item {
         anchors.fill: parent
         color: "black"
         opacity: 0.35
+    }
+
+    // A success nobody answered for waits for a press anywhere (or a key).
+    MouseArea {
+        anchors.fill: parent
+        z: 200
+        enabled: screen.held
+        visible: screen.held
+        onPressed: screen.act(Conv.keyed(screen.conv, " "))
     }
 
     Column {
@@ -391,6 +416,8 @@ Item {
         y: screen.bodyTop + 8
         width: Math.min(screen.width - 64, 360)
         echoMode: TextInput.Password
+        // Entered, the password waits for its prompt: it is sent as it was.
+        readOnly: screen.passwordWaiting
         placeholderText: screen.promptText !== "" ? screen.promptText : "Password"
         // An empty Enter is nobody's password: not sent, so it costs no pam_faillock attempt.
         onAccepted: screen.act(Conv.entered(screen.conv, text === ""))

@@ -165,7 +165,8 @@ def test_kde_lock_screen_ends_the_attempt_at_a_wrong_pattern_and_takes_the_passw
         assert "locked after 5 failed attempts" in said and "patternlockd reset" in said, said
         assert locked_after(clients, user) == 5, status(clients, user)
         # The next attempt has begun: the module said why it asks no pattern,
-        # and the empty field now answers pam_unix.
+        # and Breeze's empty field now answers the module's own prompt for the
+        # password.
         said = desk.read("password-only")
         assert "is locked after 5 failed attempts" in said and "now locked" not in said, said
         assert desk.field_text("password-only").startswith("Password"), "the field was not cleared"

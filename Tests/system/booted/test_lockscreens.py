@@ -83,7 +83,7 @@ def test_a_lock_screen_takes_the_pattern_the_password_once_and_locks_the_pattern
         # Locked: the right pattern no longer unlocks.
         assert desk.attempt(PATTERN, shot="pattern-locked") == "refused"
         if kind == "x11":
-            desk.shot("password-only")  # the module asks "Password:" only
+            desk.shot("password-only")  # the module asks only for the password, in its own words
         # The password still does, and moves nothing in the daemon.
         before, counted = verify_lines(clients, user), status(clients, user)
         assert desk.attempt(PASSWORD) == "unlocked"

@@ -158,7 +158,8 @@ class Desktop:
         """True once xsecurelock asks again: white text on the screen (a prompt,
         not the red message) while its PAM helper waits on the pipe for the
         answer (not in the fail delay behind "Processing..."). The prompt is the
-        module's, or pam_unix's "Password:" once the pattern is locked."""
+        module's pattern prompt, or its own "Password (not the pattern): " once
+        the pattern is locked."""
         if wake:
             self.as_user("xdotool key shift")
         waiting = self.system.run(f"for p in $(pgrep -u {self.user} -x authproto_pam); do "
