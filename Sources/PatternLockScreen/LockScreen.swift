@@ -221,11 +221,13 @@ public struct LockScreen: Sendable {
         if kind == .modulePassword {
             // The module's own prompt while the pattern cannot be used: answered
             // empty, so the field's password (a password of digits only too)
-            // answers pam_unix's prompt after it. Nobody was asked: an attempt
-            // that then fails waits for the user's input before the next.
+            // answers pam_unix's prompt after it. Nobody was asked: what the
+            // person types meanwhile goes on into the field as before any prompt
+            // (never dropped as while an answer is checked), and an attempt that
+            // then fails waits for the user's input before the next.
             pendingPattern = nil
             promptText = nil
-            phase = .checking
+            if phase != .checking { phase = .waiting }
             return [.log("prompt kind=module-password"), .answerEmpty]
         }
         attemptPrompted = true

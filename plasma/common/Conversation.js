@@ -185,9 +185,12 @@ function prompted(c, text) {
     c.awaiting = true;
     if (read.modulePassword) {
         // Nobody is asked: the field's password waits for pam_unix's prompt
-        // (a password of digits only would end the attempt here).
+        // (a password of digits only would end the attempt here), and what
+        // the person types meanwhile goes on as before any prompt.
         c.pendingPattern = null;
-        return [answer(c, "empty", "", true)];
+        var empty = answer(c, "empty", "", true);
+        if (!c.passwordPending) c.phase = "waiting";
+        return [empty];
     }
     c.asked = true;
     if (read.pattern) {
