@@ -305,7 +305,10 @@ public struct LockScreen: Sendable {
         var effects: [Effect] = [.log("attempt result=\(success ? "success" : "failure")")]
         if success {
             phase = .checking
-            if !attemptAnswered {
+            // Held only when nobody was asked anything either: a yes while a
+            // prompt waits comes from an authenticator beside the conversation
+            // (a fingerprint reader, on Plasma's screen), which the person used.
+            if !attemptAnswered && !attemptPrompted {
                 successHeld = true
                 notice = Self.heldNotice
                 gesture.clear()

@@ -320,7 +320,11 @@ function cleared(c) { c.typedKeys = ""; }
 function ended(c, success) {
     if (success) {
         c.phase = "checking";
-        if (!c.answered) {
+        // Held only when nobody was asked anything either: a yes while the
+        // module's prompt waits comes from an authenticator beside the
+        // conversation (Plasma 6's fingerprint and smartcard readers), which
+        // the person used.
+        if (!c.answered && !c.asked) {
             c.held = true;
             c.fieldOpen = false;
             c.notice = words.held;
