@@ -133,8 +133,7 @@ function create(keysLayout) {
         gridLayout: null,
         // The keys 1-9 typed on the grid since it was cleared: a password's
         // first characters if a letter follows.
-        typedKeys: "",
-        notice: null
+        typedKeys: ""
     };
 }
 
@@ -172,7 +171,6 @@ function answer(c, kind, text, byScreen) {
 // The person's input while a success waits for it: the unlock.
 function release(c) {
     c.held = false;
-    c.notice = null;
     return [{ unlock: true }];
 }
 
@@ -228,7 +226,6 @@ function said(c, text) {
         c.gridLayout = grid;
         return [];
     }
-    c.notice = null;
     return [{ show: text }];
 }
 
@@ -236,12 +233,10 @@ function said(c, text) {
 function drawn(c, dots) {
     if (c.held) return release(c);
     c.typedKeys = "";
-    c.notice = null;
     if (c.phase === "pattern") return [answer(c, "pattern", answerKeys(dots, moduleLayout(c)))];
     if (c.phase === "password") {
         // Another module's question (pam_unix's, once pattern unlock is
         // locked): a pattern never answers it.
-        c.notice = words.notAsked;
         return [{ say: words.notAsked }];
     }
     c.pendingPattern = dots;
@@ -252,7 +247,6 @@ function drawn(c, dots) {
 // A path of fewer dots: nothing is answered.
 function tooShort(c) {
     c.typedKeys = "";
-    c.notice = words.tooShort;
     return [{ say: words.tooShort }];
 }
 
@@ -262,7 +256,6 @@ function usePassword(c) {
     if (c.phase !== "waiting" && c.phase !== "pattern") return [];
     c.typedKeys = "";
     c.fieldOpen = true;
-    c.notice = null;
     return [{ openField: "" }];
 }
 
@@ -299,7 +292,6 @@ function keyed(c, text) {
     var code = text.length === 1 ? text.charCodeAt(0) - 48 : -1;
     if (code >= 1 && code <= 9) {
         c.typedKeys += text;
-        c.notice = null;
         return [{ dot: keyForDot(code, c.keysLayout) }];
     }
     var initial = c.typedKeys + text;
@@ -327,13 +319,11 @@ function ended(c, success) {
         if (!c.answered && !c.asked) {
             c.held = true;
             c.fieldOpen = false;
-            c.notice = words.held;
             return [{ say: words.held }];
         }
         return [{ unlock: true }];
     }
     var out = c.answeredPattern ? [{ flash: true }] : [{ say: words.failed }];
-    c.notice = c.answeredPattern ? null : words.failed;
     c.phase = "waiting";
     c.awaiting = false;
     c.fieldOpen = false;
