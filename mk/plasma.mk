@@ -3,9 +3,10 @@
 # QML source, build/plasma/org.patternlock.plasma (Plasma 6: a Plasma/Shell
 # package with only its lock screen, falling back to org.kde.plasma.desktop)
 # and build/plasma/org.patternlock.lookandfeel (Plasma 5.27: a Look-and-Feel
-# package with only lockscreen/). Plain files: nothing is compiled.
+# package with only lockscreen/). Plain files: nothing is compiled; the JavaScript
+# is js/'s, which GNOME Shell's extension runs too.
 .PHONY: plasma
-PLASMA_COMMON := $(wildcard plasma/common/*)
+PLASMA_COMMON := $(wildcard plasma/common/*) $(wildcard js/*.js)
 PLASMA6 := build/plasma/org.patternlock.plasma
 PLASMA5 := build/plasma/org.patternlock.lookandfeel
 
@@ -13,12 +14,12 @@ plasma: $(PLASMA6)/metadata.json $(PLASMA5)/metadata.json
 
 $(PLASMA6)/metadata.json: plasma/plasma6/metadata.json $(wildcard plasma/plasma6/*.qml) plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
 	rm -rf $(PLASMA6) && mkdir -p $(PLASMA6)/contents/lockscreen
-	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma6/*.qml $(PLASMA6)/contents/lockscreen/
+	cp plasma/common/*.qml js/*.js plasma/common/config.xml plasma/plasma6/*.qml $(PLASMA6)/contents/lockscreen/
 	cp plasma/plasma6/metadata.json $@
 
 $(PLASMA5)/metadata.json: plasma/plasma5/metadata.json $(wildcard plasma/plasma5/*.qml) plasma/common/config.xml $(PLASMA_COMMON) mk/plasma.mk
 	rm -rf $(PLASMA5) && mkdir -p $(PLASMA5)/contents/lockscreen
-	cp plasma/common/*.qml plasma/common/*.js plasma/common/config.xml plasma/plasma5/*.qml $(PLASMA5)/contents/lockscreen/
+	cp plasma/common/*.qml js/*.js plasma/common/config.xml plasma/plasma5/*.qml $(PLASMA5)/contents/lockscreen/
 	cp plasma/plasma5/metadata.json $@
 
 # make install-plasma: the two packages where Plasma looks for them, the

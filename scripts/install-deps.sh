@@ -39,7 +39,7 @@ window_packages=(libwayland-dev libcairo2-dev libfontconfig-dev libxkbcommon-dev
 # person would; mmdebstrap makes the Debian 13 root the sway and packaging tests
 # boot (Tests/system/harness/trixie.py); desktop-file-utils (desktop-file-validate)
 # checks patternlock-setup's desktop entry as installed and as packaged; nodejs
-# runs the Plasma lock screen's drawing rule (plasma/common/PatternRule.js) over
+# runs the Plasma lock screen's drawing rule (js/PatternRule.js) over
 # every pattern against the core's; libpolkit-agent-1-dev builds the tests' stand-in
 # for a desktop's polkit agent (build/tools/session_agent). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base

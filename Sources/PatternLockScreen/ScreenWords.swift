@@ -3,7 +3,7 @@ import PatternLock
 
 /// What the screens that draw the pattern say of their own (the module's and
 /// PAM's words are shown as they come): one wording for each meaning, kept in
-/// Tests/Contract/screens.txt with the JavaScript screens' (plasma/common/
+/// Tests/Contract/screens.txt with the JavaScript screens' (js/
 /// Conversation.js), and checked against it both ways by ConversationTests.
 public enum ScreenWords {
     /// A path of fewer dots than a pattern has: nothing was answered.

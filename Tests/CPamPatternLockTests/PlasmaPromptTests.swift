@@ -6,7 +6,7 @@ import PatternLockWire
 import TestSupport
 import Testing
 
-/// The Plasma lock screen's reading of PAM prompts (plasma/common/Conversation.js,
+/// The Plasma lock screen's reading of PAM prompts (js/Conversation.js,
 /// JavaScript as QML runs it) is the Swift lock screen's (`ModulePrompt`): for
 /// every prompt and grid picture the C module makes, its other messages, and the
 /// corpus of other modules' prompts, run through node.

@@ -11,7 +11,7 @@ import Testing
 /// One conversation for every screen that draws the pattern: the scenarios of
 /// Tests/Contract/conversation.txt played on the Swift lock screen (the
 /// reference) and, under node, on the JavaScript that Plasma's screen runs
-/// (plasma/common/Conversation.js), each step's answer as the table says; and
+/// (js/Conversation.js), each step's answer as the table says; and
 /// one set of words (Tests/Contract/screens.txt) for both.
 @Suite("Every screen answers PAM's prompts by one conversation, in one set of words")
 struct ConversationTests {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import PatternLockScreen
 
-/// The Plasma lock screen's drawing rule (plasma/common/PatternRule.js) is the
+/// The Plasma lock screen's drawing rule (js/PatternRule.js) is the
 /// core's: QML cannot call the Swift core, so its one copy of the rule is
 /// checked here against it, table for table and, through node, pattern for
 /// pattern (JavaScript as QML runs it: plain ECMAScript, no QML types).

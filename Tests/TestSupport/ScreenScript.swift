@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 
-/// A JavaScript file of the Plasma lock screen (plasma/common), run under node
+/// A JavaScript file the screens share (js/: Plasma's QML and GNOME Shell run it), run under node
 /// as its QML runs it, for the tests that hold it to the Swift core: the file is
 /// loaded into node's context (its `.pragma library` line dropped), then
 /// `driver` runs with the file's path as `process.argv[1]`, `input` on its
@@ -13,10 +13,10 @@ public enum ScreenScript {
         public let description: String
     }
 
-    /// plasma/common/NAME in this checkout.
+    /// js/NAME in this checkout.
     public static func file(_ name: String, from source: String = #filePath) -> URL {
         URL(fileURLWithPath: source).deletingLastPathComponent()
-            .appendingPathComponent("../../plasma/common/\(name)").standardized
+            .appendingPathComponent("../../js/\(name)").standardized
     }
 
     public static func run(_ file: URL, driver: String, input: Data = Data()) throws -> String {
