@@ -60,6 +60,21 @@ static bool uid_has_remote_session(uid_t uid)
 	return remote;
 }
 
+/* uid's graphical session, if it is active and uid has no remote session
+ * (which could be the one meant); NULL when none. The caller frees the id. */
+static char *active_display_session(uid_t uid)
+{
+	char *session = NULL;
+
+	if (uid_has_remote_session(uid) ||
+	    sd_uid_get_display(uid, &session) < 0 || session == NULL ||
+	    sd_session_is_active(session) <= 0) {
+		free(session);
+		return NULL;
+	}
+	return session;
+}
+
 /*
  * The session this process belongs to or, for a process of a user's service
  * manager (GNOME and KDE run terminals and the polkit agent there, outside any
@@ -82,14 +97,9 @@ static char *own_session(void)
 	if (sd_pid_get_user_unit(0, &unit) < 0)
 		return NULL;
 	free(unit);
-	if (sd_pid_get_owner_uid(0, &owner) < 0 ||
-	    uid_has_remote_session(owner) ||
-	    sd_uid_get_display(owner, &session) < 0 || session == NULL ||
-	    sd_session_is_active(session) <= 0) {
-		free(session);
+	if (sd_pid_get_owner_uid(0, &owner) < 0)
 		return NULL;
-	}
-	return session;
+	return active_display_session(owner);
 }
 
 void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
@@ -111,6 +121,10 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	if (!p->logind)
 		return;
 	session = own_session();
+	/* GDM unlocking a session it did not start, from outside it: the
+	 * session is the user's graphical one, as GDM itself finds it. */
+	if (session == NULL && p->gdm_reauth && p->user_known)
+		session = active_display_session(p->user_uid);
 	if (session == NULL)
 		return;
 	p->in_session = true;

@@ -17,6 +17,8 @@
  * PAM_AUTHINFO_UNAVAIL or PAM_USER_UNKNOWN, so the stack goes on to the
  * password.
  */
+#define _GNU_SOURCE /* secure_getenv */
+#include <pwd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 #include <security/pam_appl.h>
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
+#include <security/pam_modutil.h>
 
 #include "cfg.h"
 #include "exchange.h"
@@ -46,6 +49,10 @@ struct session {
 	/* Who asks, sent with every request (the daemon logs it and keeps it
 	 * with a failure). */
 	struct pl_caller caller;
+	/* GDM's reauthentication worker (struct pl_presence): the grid goes in
+	 * the prompt, as GDM's dialog shows each message for a while and holds
+	 * the answer until every message was shown. */
+	bool gdm_reauth;
 	/* PAM_SILENT: no informational message (the grid). Errors still show:
 	 * sudo passes PAM_SILENT on every call, and a user who is not told the
 	 * pattern was wrong or is locked cannot act on it. */
@@ -441,6 +448,22 @@ static bool person_present(struct session *s)
 	hostname[sizeof(hostname) - 1] = '\0';
 	p.hostname = hostname;
 	s->caller.uid = (uint32_t)getuid();
+	/* GDM marks the worker it starts for a session already open in the
+	 * worker's environment; only a root process is believed (secure_getenv:
+	 * never in a setuid program such as sudo). */
+	p.gdm_reauth = s->caller.uid == 0 &&
+		       secure_getenv("GDM_SESSION_FOR_REAUTH") != NULL;
+	if (p.gdm_reauth) {
+		const void *user = NULL;
+		const struct passwd *pw = NULL;
+
+		if (pam_get_item(s->pamh, PAM_USER, &user) == PAM_SUCCESS &&
+		    user != NULL)
+			pw = pam_modutil_getpwnam(s->pamh, user);
+		p.user_known = pw != NULL;
+		p.user_uid = pw != NULL ? pw->pw_uid : 0;
+	}
+	s->gdm_reauth = p.gdm_reauth;
 	pl_logind_probe(&p, &s->caller);
 	verdict = pl_presence_decide(&p, &s->cfg);
 
@@ -546,9 +569,12 @@ PL_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	if (ret != PAM_SUCCESS)
 		goto done;
 
-	ret = ask_pattern(
-		&s, pl_grid_choose(s.cfg.grid, item_string(pamh, PAM_TTY)),
-		&entry);
+	ret = ask_pattern(&s,
+			  pl_grid_choose(s.cfg.grid,
+					 s.gdm_reauth
+						 ? NULL
+						 : item_string(pamh, PAM_TTY)),
+			  &entry);
 	if (ret != PAM_SUCCESS)
 		goto done;
 	/* one_prompt: anything but a pattern is the password. It is not sent,

@@ -112,6 +112,10 @@ enum pl_presence_verdict pl_presence_decide(const struct pl_presence *p,
 			return PL_PRESENCE_NEW_LOGIN;
 		return PL_PRESENCE_ASK;
 	}
+	/* GDM's reauthentication worker unlocks a session already open: never
+	 * a login, so the rule for logins below is not its. */
+	if (p->gdm_reauth)
+		return PL_PRESENCE_REAUTH_NO_SESSION;
 	/* Or a login or greeter before its session exists, on a terminal or
 	 * display of this machine. sudo, saslauthd and cron jobs in no
 	 * session are never asked. */
@@ -154,6 +158,10 @@ const char *pl_presence_reason(enum pl_presence_verdict verdict)
 		return "no logind, and services= does not list this service";
 	case PL_PRESENCE_NO_LOGIND:
 		return "no logind, and no services= option";
+	case PL_PRESENCE_REAUTH_NO_SESSION:
+		return "GDM is unlocking a session of this user from outside "
+		       "it, and the user has no active graphical session or "
+		       "has a remote one";
 	case PL_PRESENCE_NEW_LOGIN:
 		return "password_at_login, and this opens a new session (a "
 		       "login service in no session, a greeter, or without "

@@ -16,6 +16,7 @@ struct PresenceCase: CustomStringConvertible, Sendable {
     var vt = false
     var tty = false
     var greeter = false
+    var gdmReauth = false
     var service: String? = "sudo"
     var pamTTY: String? = nil
     var rhost: String? = nil
@@ -171,6 +172,36 @@ struct PresenceTests {
         PresenceCase(
             name: "password_at_login: a remote session is still remote", inSession: true, remote: 1, tty: true,
             service: "sudo", pamTTY: "/dev/pts/1", options: ["password_at_login"], verdict: PL_PRESENCE_REMOTE_SESSION),
+        // GDM unlocking a session already open (GNOME's unlock dialog): from inside the session GDM
+        // started, or from outside one it did not, where the probe takes the user's active graphical
+        // session if the user has no remote one. PAM_TTY is GDM's first VT either way.
+        PresenceCase(
+            name: "GDM unlocking a local seated session", inSession: true, seat: true, gdmReauth: true,
+            service: "gdm-password", pamTTY: "/dev/tty1", verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "GDM unlocking a local seated session, password_at_login: not a login", inSession: true, seat: true,
+            gdmReauth: true, service: "gdm-password", options: ["password_at_login"], verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "GDM unlocking a remote-desktop session", inSession: true, remote: 1, seat: false, gdmReauth: true,
+            service: "gdm-password", rhost: "0.0.0.0", verdict: PL_PRESENCE_REMOTE_HOST),
+        PresenceCase(
+            name: "GDM unlocking a remote session (no PAM_RHOST)", inSession: true, remote: 1, gdmReauth: true,
+            service: "gdm-password", verdict: PL_PRESENCE_REMOTE_SESSION),
+        PresenceCase(
+            name: "GDM unlocking a session without a seat (headless)", inSession: true, gdmReauth: true,
+            service: "gdm-password", verdict: PL_PRESENCE_NO_TERMINAL),
+        PresenceCase(
+            name: "GDM unlocking, no session of the user to take (none active, or a remote one)", gdmReauth: true,
+            service: "gdm-password", pamTTY: "/dev/tty1", verdict: PL_PRESENCE_REAUTH_NO_SESSION),
+        PresenceCase(
+            name: "GDM unlocking, no session to take, password_at_login", gdmReauth: true, service: "gdm-password",
+            pamTTY: "/dev/tty1", options: ["password_at_login"], verdict: PL_PRESENCE_REAUTH_NO_SESSION),
+        PresenceCase(
+            name: "a login at GDM's greeter is a login as before", service: "gdm-password", pamTTY: "/dev/tty1",
+            verdict: PL_PRESENCE_ASK),
+        PresenceCase(
+            name: "password_at_login: a login at GDM's greeter is a new login", service: "gdm-password",
+            pamTTY: "/dev/tty1", options: ["password_at_login"], verdict: PL_PRESENCE_NEW_LOGIN),
         PresenceCase(
             name: "password_at_login, no logind: a login service is a new login", logind: false, service: "login",
             pamTTY: "/dev/tty1", options: ["services=sudo,su,login", "password_at_login"],
@@ -213,7 +244,8 @@ struct PresenceTests {
                 withOptionalCString(c.rhost) { rhost in
                     var p = pl_presence(
                         logind: c.logind, in_session: c.inSession, session_remote: c.remote, session_seat: c.seat,
-                        session_vt: c.vt, session_tty: c.tty, session_greeter: c.greeter, service: service, tty: tty, rhost: rhost,
+                        session_vt: c.vt, session_tty: c.tty, session_greeter: c.greeter, gdm_reauth: c.gdmReauth, user_known: c.gdmReauth,
+                        user_uid: 1000, service: service, tty: tty, rhost: rhost,
                         hostname: "myhost")
                     return pl_presence_decide(&p, &config)
                 }
@@ -229,7 +261,7 @@ struct PresenceTests {
         let all = [
             PL_PRESENCE_ASK, PL_PRESENCE_ASK_ALLOWED, PL_PRESENCE_ASK_LISTED, PL_PRESENCE_REMOTE_HOST,
             PL_PRESENCE_REMOTE_SESSION, PL_PRESENCE_NO_TERMINAL, PL_PRESENCE_NO_SESSION, PL_PRESENCE_NOT_LISTED,
-            PL_PRESENCE_NO_LOGIND, PL_PRESENCE_NEW_LOGIN,
+            PL_PRESENCE_NO_LOGIND, PL_PRESENCE_NEW_LOGIN, PL_PRESENCE_REAUTH_NO_SESSION,
         ]
         let words = all.map { String(cString: pl_presence_reason($0)) }
         #expect(Set(words).count == all.count)

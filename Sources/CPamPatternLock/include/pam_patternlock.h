@@ -10,6 +10,7 @@
 #define PAM_PATTERNLOCK_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -266,6 +267,18 @@ struct pl_presence {
 	/* That session is a display manager's greeter (logind's class
 	 * "greeter"): what authenticates there opens a new session. */
 	bool session_greeter;
+	/* GDM's reauthentication worker: a root process GDM started with
+	 * GDM_SESSION_FOR_REAUTH, through which the lock screen of a session
+	 * already open asks (GNOME's unlock dialog). GDM runs it inside the
+	 * session it started, and outside any session for one it did not (a
+	 * session started another way: in_session is then the user's active
+	 * graphical session, if the user has no remote session). Never a new
+	 * login. */
+	bool gdm_reauth;
+	/* PAM_USER's uid, for the session GDM unlocks (user_known false when
+	 * PAM_USER is unset or nobody's). */
+	bool user_known;
+	uid_t user_uid;
 	/* PAM_SERVICE, PAM_TTY, PAM_RHOST (NULL when unset) and this host's
 	 * name. */
 	const char *service;
@@ -303,6 +316,10 @@ enum pl_presence_verdict {
 	 * both services= and login_services=): the password, for the keyring.
 	 */
 	PL_PRESENCE_NEW_LOGIN,
+	/* GDM unlocking a session from outside it, and no session of PAM_USER
+	 * can be taken for the one it unlocks: none active and graphical, or
+	 * one of them remote. */
+	PL_PRESENCE_REAUTH_NO_SESSION,
 };
 
 /*
