@@ -72,12 +72,31 @@ PACKAGES = sorted([
     "qt6-virtualkeyboard-plugin",
     "xvfb", "xdotool", "dbus-x11", "x11-apps", "x11-utils", "imagemagick", "xauth",
 ])
+# GNOME Shell 48 on GDM 48 (test_gnome.py), a root of its own: GDM is a display
+# manager that starts at boot, which no other test's container should have, and
+# without Recommends GNOME Shell brings only what its lock screen needs
+# (../shared/REAL-CLIENTS.md, "GNOME Shell 48's lock screen and polkit dialog").
+GNOME_PACKAGES = sorted([
+    "systemd", "systemd-sysv", "dbus", "dbus-user-session", "libpam-systemd", "libpam-runtime",
+    "libpam-modules", "login", "passwd", "util-linux", "sudo", "procps", "python3",
+    "polkitd", "pkexec",
+    # the shell, GDM (the D-Bus service its lock screen unlocks through), what the shell reads
+    "gnome-shell", "gnome-shell-common", "gdm3", "gsettings-desktop-schemas", "gnome-settings-daemon-common",
+    "adwaita-icon-theme", "fonts-cantarell", "libglib2.0-bin", "python3-gi", "gir1.2-glib-2.0",
+    # llvmpipe: mutter renders headless without a GPU
+    "libgl1-mesa-dri", "libegl-mesa0", "mesa-libgallium",
+    # touch comes through a ScreenCast stream of mutter's RemoteDesktop session: PipeWire
+    "pipewire", "wireplumber",
+    # the screen read
+    "tesseract-ocr", "tesseract-ocr-eng",
+])
 # Part of the cache key: bump it when the way the root is made changes.
 RECIPE = "mmdebstrap --variant=apt --include, v1"
 
 
 def root_name(packages=PACKAGES):
-    key = hashlib.sha256("\n".join([SUITE, RECIPE, *sorted(packages)]).encode()).hexdigest()[:16]
+    recommends = [] if packages is not GNOME_PACKAGES else ["no-recommends"]
+    key = hashlib.sha256("\n".join([SUITE, RECIPE, *recommends, *sorted(packages)]).encode()).hexdigest()[:16]
     return f"{SUITE}-{key}"
 
 
@@ -114,7 +133,7 @@ def root(packages=PACKAGES):
                 fcntl.flock(making, fcntl.LOCK_EX)
                 if not (final / "etc/os-release").exists():
                     make_root(final, packages)
-                    prune(keep=name)
+                    prune(keep={root_name(PACKAGES), root_name(GNOME_PACKAGES)})
         _held[name] = 1
         try:
             yield final
@@ -128,7 +147,8 @@ def make_root(final, packages):
         shutil.rmtree(stale, ignore_errors=True)
     part = CACHE / f"{final.name}.part-{os.getpid()}"
     started = time.monotonic()
-    r = subprocess.run(["mmdebstrap", "--quiet", "--variant=apt", "--include=" + ",".join(packages),
+    options = ["--aptopt=APT::Install-Recommends \"false\""] if packages is GNOME_PACKAGES else []
+    r = subprocess.run(["mmdebstrap", "--quiet", "--variant=apt", *options, "--include=" + ",".join(packages),
                         SUITE, str(part)],
                        capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
@@ -143,10 +163,10 @@ def make_root(final, packages):
 
 
 def prune(keep):
-    """Removes the roots of other package lists that no run holds."""
+    """Removes the roots of other package lists (not in `keep`) that no run holds."""
     for lock_path in CACHE.glob(f"{SUITE}-*.lock"):
         name = lock_path.name.removesuffix(".lock")
-        if name == keep:
+        if name in keep:
             continue
         with open(lock_path, "w") as lock:
             try:
@@ -174,10 +194,11 @@ def project_debs():
 
 
 @contextlib.contextmanager
-def trixie_system(debs):
-    """Yields a TrixieSystem booted from the cached root, with `debs` (paths of
-    .deb packages) installed by apt-get and the patternlock profile enabled."""
-    with root() as lower, booted.boot(system_class=TrixieSystem, lower=lower) as system:
+def trixie_system(debs, packages=PACKAGES, prepare=None):
+    """Yields a TrixieSystem booted from the cached root of `packages`, with
+    `debs` (paths of .deb packages) installed by apt-get and the patternlock
+    profile enabled; `prepare(merged)` runs on its overlay before the boot."""
+    with root(packages) as lower, booted.boot(prepare=prepare, system_class=TrixieSystem, lower=lower) as system:
         assert system.debian_version().startswith("13"), system.debian_version()
         # apt-get resolves the packages' dependencies from the root's own
         # (the booted container has no network).
