@@ -92,8 +92,8 @@ class UnlockHost {
         entry.set_text('');
     }
 
-    say(text) {
-        this.prompt.setMessage(text, GdmUtil.MessageType.INFO);
+    say(text, error = false) {
+        this.prompt.setMessage(text, error ? GdmUtil.MessageType.ERROR : GdmUtil.MessageType.INFO);
     }
 
     unsay() {
@@ -174,11 +174,14 @@ class PolkitHost {
         this._response.call(dialog._session, text);
     }
 
-    say(text) {
+    say(text, error = false) {
         const dialog = this.dialog;
-        dialog._infoMessageLabel.set_text(text);
-        dialog._infoMessageLabel.show();
-        dialog._errorMessageLabel.hide();
+        const [shown, hidden] = error
+            ? [dialog._errorMessageLabel, dialog._infoMessageLabel]
+            : [dialog._infoMessageLabel, dialog._errorMessageLabel];
+        shown.set_text(text);
+        shown.show();
+        hidden.hide();
         dialog._nullMessageLabel?.hide();
     }
 
@@ -198,6 +201,10 @@ class Attachment {
         // field's text while Enter is handled.
         this._password = null;
         this._fieldText = null;
+        // PAM's last words to the person ("Wrong pattern — 4 attempts left."),
+        // kept on the dialog until they draw or type again: GNOME fades its
+        // message when the next prompt comes.
+        this._lastMessage = null;
         this._flashId = 0;
         this._describeId = 0;
         this._signals = [];
@@ -222,9 +229,11 @@ class Attachment {
         this._grid.connect('drawn', (_grid, dots) =>
             this._guard(() => this._act(Conv.drawn(this._conv, dots.split('').map(Number)))));
         this._grid.connect('too-short', () => this._guard(() => this._act(Conv.tooShort(this._conv))));
-        this._grid.connect('started', () => this._guard(() => Conv.cleared(this._conv)));
-        this._grid.connect('key-press-event', (_grid, event) =>
-            this._guard(() => this._key(event), Clutter.EVENT_PROPAGATE));
+        this._grid.connect('started', () => this._guard(() => {
+            this._lastMessage = null;
+            Conv.cleared(this._conv);
+        }));
+        this._grid.onKey = event => this._guard(() => this._key(event), Clutter.EVENT_PROPAGATE);
         this._grid.connect('notify::allocation', () => this._describeSoon());
         this._button.connect('clicked', () => this._guard(() => this._buttonClicked()));
 
@@ -330,12 +339,16 @@ class Attachment {
         const read = this._conv.prompt;
         log(`prompt kind=${read.pattern ? 'pattern' : read.modulePassword ? 'module-password' : 'password'}`);
         this._act(actions);
+        if (this._lastMessage !== null && this._conv.awaiting)
+            this._host.say(this._lastMessage, true);
     }
 
     _said(message) {
         if (!message)
             return;
         const grid = Conv.gridMessage(message) !== null;
+        if (!grid)
+            this._lastMessage = message;
         this._act(Conv.said(this._conv, message));
         // The grid is drawn: its picture in words is not shown as well.
         if (grid)
@@ -345,6 +358,8 @@ class Attachment {
     _ended(success) {
         log(`attempt result=${success ? 'success' : 'failure'}`);
         this._password = null;
+        if (success)
+            this._lastMessage = null;
         const actions = Conv.ended(this._conv, success);
         // GNOME goes on after a success itself, and starts the next attempt
         // after a failure.
@@ -380,6 +395,7 @@ class Attachment {
 
     _key(event) {
         const symbol = event.get_key_symbol();
+        this._lastMessage = null;
         if (this._conv.held) {
             this._act(Conv.keyed(this._conv, ' '));
             return Clutter.EVENT_STOP;
@@ -399,15 +415,18 @@ class Attachment {
             this._act(Conv.keyed(this._conv, String(keypad + 1)));
             return Clutter.EVENT_STOP;
         }
-        const code = event.get_key_unicode();
-        if (code > 0x20 && code !== 0x7f) {
-            this._act(Conv.keyed(this._conv, String.fromCodePoint(code)));
+        // A character (gjs gives the key's unichar as a string), as GNOME's
+        // own dialog takes one.
+        const character = event.get_key_unicode();
+        if (character && GLib.unichar_isgraph(character)) {
+            this._act(Conv.keyed(this._conv, character));
             return Clutter.EVENT_STOP;
         }
         return Clutter.EVENT_PROPAGATE;
     }
 
     _buttonClicked() {
+        this._lastMessage = null;
         if (Conv.shows(this._conv) === 'grid') {
             this._act(Conv.usePassword(this._conv));
         } else {

@@ -41,6 +41,7 @@ export const PatternGrid = GObject.registerClass({
         this._grab = null;
         this._sequence = null;
         this._pressed = false;
+        this.onKey = null;
     }
 
     get side() {
@@ -125,6 +126,12 @@ export const PatternGrid = GObject.registerClass({
             this.clear();
             this.emit('too-short');
         }
+    }
+
+    // The keys go to whoever set onKey (the attachment: keys 1-9 draw, a
+    // letter opens the field); Clutter hands them to this method.
+    vfunc_key_press_event(event) {
+        return this.onKey ? this.onKey(event) : Clutter.EVENT_PROPAGATE;
     }
 
     vfunc_button_press_event(event) {

@@ -6,6 +6,8 @@
 #   build/patternlock-screen_VERSION_ARCH.deb   the Wayland lock screen, its PAM service and man page (make screen);
 #                                               the setup window, its desktop entry, icon and man page (make setup)
 #   build/patternlock-plasma_VERSION_all.deb    KDE Plasma's lock screen with the grid (make plasma), patternlock-plasma(1)
+#   build/gnome/gnome-shell-extension-patternlock_VERSION_all.deb  GNOME Shell 48's extension (make gnome),
+#                                               patternlock-gnome(7); apart, as it installs only beside GNOME Shell 48
 # Needs debhelper and dpkg-dev (sudo apt-get install debhelper dpkg-dev) besides
 # what `make`, `make screen` and `make setup` need; lintian checks the result (make lint-deb). No root needed.
 #
@@ -28,12 +30,12 @@ build/completions/fish/patternlockd.fish: build/patternlockd mk/deb.mk
 	@mkdir -p $(dir $@)
 	build/patternlockd --generate-completion-script fish > $@.tmp && mv -f $@.tmp $@
 
-deb: all fleet completions screen setup plasma
+deb: all fleet completions screen setup plasma gnome
 	@command -v dh >/dev/null || { echo "make deb needs debhelper. Install it with: sudo apt-get install debhelper dpkg-dev"; exit 1; }
-	rm -f build/*.deb
+	rm -f build/*.deb build/gnome/*.deb
 	debian/rules clean
 	debian/rules binary
-	@ls -1 build/*.deb
+	@ls -1 build/*.deb build/gnome/*.deb
 
 lint-deb:
-	lintian --info --display-info --pedantic build/*.deb
+	lintian --info --display-info --pedantic build/*.deb build/gnome/*.deb

@@ -76,6 +76,33 @@ static char *active_display_session(uid_t uid)
 }
 
 /*
+ * The session GDM unlocks for uid from outside it: uid's graphical session, as
+ * GDM's manager finds the session of a caller in none (a graphical session of
+ * the user, "active" or "online", that is one on a seat is taken as the
+ * caller's), when uid has no remote session (which could be the one meant).
+ * A locked session need not be its seat's active one. NULL when none; the
+ * caller frees the id.
+ */
+static char *reauth_session(uid_t uid)
+{
+	char *session = NULL;
+	char *state = NULL;
+	bool open;
+
+	if (uid_has_remote_session(uid) ||
+	    sd_uid_get_display(uid, &session) < 0 || session == NULL)
+		goto none;
+	open = sd_session_get_state(session, &state) >= 0 && state != NULL &&
+	       (strcmp(state, "active") == 0 || strcmp(state, "online") == 0);
+	free(state);
+	if (open)
+		return session;
+none:
+	free(session);
+	return NULL;
+}
+
+/*
  * The session this process belongs to or, for a process of a user's service
  * manager (GNOME and KDE run terminals and the polkit agent there, outside any
  * session), that user's graphical session, if it is active and the user has no
@@ -124,7 +151,7 @@ void pl_logind_probe(struct pl_presence *p, struct pl_caller *caller)
 	/* GDM unlocking a session it did not start, from outside it: the
 	 * session is the user's graphical one, as GDM itself finds it. */
 	if (session == NULL && p->gdm_reauth && p->user_known)
-		session = active_display_session(p->user_uid);
+		session = reauth_session(p->user_uid);
 	if (session == NULL)
 		return;
 	p->in_session = true;

@@ -160,8 +160,8 @@ const char *pl_presence_reason(enum pl_presence_verdict verdict)
 		return "no logind, and no services= option";
 	case PL_PRESENCE_REAUTH_NO_SESSION:
 		return "GDM is unlocking a session of this user from outside "
-		       "it, and the user has no active graphical session or "
-		       "has a remote one";
+		       "it, and the user has no open graphical session or has "
+		       "a remote one";
 	case PL_PRESENCE_NEW_LOGIN:
 		return "password_at_login, and this opens a new session (a "
 		       "login service in no session, a greeter, or without "

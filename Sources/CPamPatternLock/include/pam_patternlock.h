@@ -271,9 +271,9 @@ struct pl_presence {
 	 * GDM_SESSION_FOR_REAUTH, through which the lock screen of a session
 	 * already open asks (GNOME's unlock dialog). GDM runs it inside the
 	 * session it started, and outside any session for one it did not (a
-	 * session started another way: in_session is then the user's active
-	 * graphical session, if the user has no remote session). Never a new
-	 * login. */
+	 * session started another way: in_session is then the user's
+	 * graphical session, active or online, if the user has no remote
+	 * session). Never a new login. */
 	bool gdm_reauth;
 	/* PAM_USER's uid, for the session GDM unlocks (user_known false when
 	 * PAM_USER is unset or nobody's). */
@@ -317,8 +317,8 @@ enum pl_presence_verdict {
 	 */
 	PL_PRESENCE_NEW_LOGIN,
 	/* GDM unlocking a session from outside it, and no session of PAM_USER
-	 * can be taken for the one it unlocks: none active and graphical, or
-	 * one of them remote. */
+	 * can be taken for the one it unlocks: no graphical one open, or one of
+	 * them remote. */
 	PL_PRESENCE_REAUTH_NO_SESSION,
 };
 

@@ -29,6 +29,12 @@ Plasma's lock screen (plasma/common/PatternScreen.qml):
     phase=pattern|password|checking grid=X,Y,SIDE button=X,Y shown=0|1 keyboard=... messages=[...] ...
     prompt kind=... | answered kind=pattern|empty|field | attempt result=failure | unlocked
 
+GNOME Shell's dialogs (gnome/extension.js), in the journal after `patternlock-gnome: `:
+    attached to=unlock|polkit | detached from=unlock|polkit
+    prompt kind=... | answered kind=pattern|empty|field | attempt result=success|failure
+    where=unlock|polkit view=grid|field phase=P grid=X,Y,SIDE button=X,Y|none label="L"
+                                          (gnome_view), the stage's pixels
+
 Coordinates are the surface's, in logical pixels; the grid's dots sit at the
 centres of its three by three cells."""
 import re
@@ -54,3 +60,17 @@ def button(line, label):
     """Where the enabled button `label` of a stage line is, or None."""
     found = re.search(rf'"{re.escape(label)}"@(\d+),(\d+)(?![\d(])', line)
     return (int(found[1]), int(found[2])) if found else None
+
+
+GNOME_VIEW = re.compile(r'^where=(\w+) view=(\w+) phase=(\w+) grid=(\d+),(\d+),(\d+) button=(none|\d+,\d+) label=(".*")$')
+
+
+def gnome_view(line):
+    """A `where=` line of GNOME Shell's extension: {where, view, phase, grid:
+    (x, y, side), button: (x, y) or None, label}."""
+    import json
+    found = GNOME_VIEW.match(line)
+    assert found, f"not a where= line: {line!r}"
+    where, view, phase, x, y, side, at, label = found.groups()
+    return {"where": where, "view": view, "phase": phase, "grid": (int(x), int(y), int(side)),
+            "button": None if at == "none" else tuple(int(v) for v in at.split(",")), "label": json.loads(label)}

@@ -15,6 +15,7 @@ One command a line on standard input, one answer a line ("ok" or "error: ..."):
   type TEXT           TEXT's characters as keys (printable ASCII, no blank)
   touch X,Y X,Y ...   a finger down at the first point, through the rest, up
   screenshot PATH     the screen to PATH (org.gnome.Shell.Screenshot)
+  area X Y W H PATH   that part of the screen to PATH
 Every position is the monitor's stream's (its pixels): mutter moves the
 pointer to a place, and takes a touch, only in a stream's coordinates; without
 one it moves the pointer only relatively, and loses motions it clamps."""
@@ -104,6 +105,13 @@ class Hand:
             raise RuntimeError("org.gnome.Shell.Screenshot refused")
 
 
+    def area(self, x, y, width, height, path):
+        ok, _ = call("org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot", "org.gnome.Shell.Screenshot",
+                     "ScreenshotArea", GLib.Variant("(iiiibs)", (x, y, width, height, False, path)), "(bs)").unpack()
+        if not ok:
+            raise RuntimeError("org.gnome.Shell.Screenshot refused")
+
+
 def points(words):
     return [tuple(float(v) for v in w.split(",")) for w in words]
 
@@ -133,6 +141,8 @@ def main():
                     hand.key(ord(ch))
             elif command == "touch":
                 hand.touch(points(rest))
+            elif command == "area":
+                hand.area(*(int(v) for v in rest[:4]), rest[4])
             elif command == "screenshot":
                 hand.screenshot(rest[0])
             else:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Screenshots as a person would look at them, in pure Python (the tests run
-with the host's python3 and no imaging library): grim's PPM read in, PNG
-written out, pixels compared, and the 3x3 grid's dots found on the screen
+with the host's python3 and no imaging library): grim's PPM and GNOME Shell's
+PNG read in, PNG written out, pixels compared, and the 3x3 grid's dots found on the screen
 without being told where the locker draws them."""
 import collections
 import itertools
@@ -36,6 +36,53 @@ class Image:
         rgb = data[pos:pos + width * height * 3]
         assert len(rgb) == width * height * 3, "the PPM is cut short"
         return cls(width, height, bytes(rgb))
+
+    @classmethod
+    def from_png(cls, data):
+        """An 8-bit RGB or RGBA PNG without interlace, as GNOME Shell's
+        screenshot writes it; the alpha is dropped."""
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+        pos, idat, header = 8, [], None
+        while pos < len(data):
+            length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+            body = data[pos + 8:pos + 8 + length]
+            if kind == b"IHDR":
+                header = struct.unpack(">IIBBBBB", body)
+            elif kind == b"IDAT":
+                idat.append(body)
+            pos += 12 + length
+        width, height, depth, colour, _, _, interlace = header
+        assert depth == 8 and colour in (2, 6) and interlace == 0, f"a PNG this reader does not read: {header}"
+        n = 3 if colour == 2 else 4
+        raw, stride = zlib.decompress(b"".join(idat)), width * n
+        rows, previous = [], bytearray(stride)
+        for y in range(height):
+            kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+            for i in range(stride):
+                left = line[i - n] if i >= n else 0
+                up, corner = previous[i], previous[i - n] if i >= n else 0
+                if kind == 1:
+                    line[i] = (line[i] + left) & 0xff
+                elif kind == 2:
+                    line[i] = (line[i] + up) & 0xff
+                elif kind == 3:
+                    line[i] = (line[i] + (left + up) // 2) & 0xff
+                elif kind == 4:
+                    pa, pb, pc = abs(up - corner), abs(left - corner), abs(left + up - 2 * corner)
+                    line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xff
+            rows.append(bytes(line) if n == 3 else bytes(b for i, b in enumerate(line) if i % 4 != 3))
+            previous = line
+        return cls(width, height, b"".join(rows))
+
+    def light_text_as_black(self, level=110):
+        """Light text on a dark ground as black on white, which tesseract
+        reads surely: pixels brighter than `level` (luminance) black, the
+        rest white."""
+        out = bytearray(len(self.rgb))
+        for i in range(0, len(self.rgb), 3):
+            lum = (299 * self.rgb[i] + 587 * self.rgb[i + 1] + 114 * self.rgb[i + 2]) // 1000
+            out[i:i + 3] = b"\0\0\0" if lum > level else b"\xff\xff\xff"
+        return Image(self.width, self.height, bytes(out))
 
     def scaled(self, n):
         """The image n times larger, each pixel an n-by-n square: small text

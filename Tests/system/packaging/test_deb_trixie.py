@@ -53,7 +53,7 @@ LIB_LAYOUT_LEFT = tuple(f"dpkg: warning: unable to delete old directory '{d}': D
 
 
 def test_trixies_lintian_finds_no_error_and_no_warning(box13):
-    r = box13.run(f"lintian --pedantic --display-info {BUILD}/*.deb")
+    r = box13.run(f"lintian --pedantic --display-info {BUILD}/*.deb {BUILD}/gnome/*.deb")
     tags = [line for line in r.stdout.splitlines() if re.match(r"[EWIPX]: ", line)]
     assert not [t for t in tags if t[0] in "EW"], r.stdout + r.stderr
     # An override must name a tag this lintian knows (alien-tag) and still match one.
