@@ -126,7 +126,7 @@ struct ConversationTests {
     }
 
     /// Every scenario on Conversation.js (or `file`) under node: each step's words.
-    static func javascript(_ scenarios: [Scenario], file: URL = Self.file) throws -> [[String]] {
+    static func javascript(_ scenarios: [Scenario], file: URL = Self.file, module: Bool = false) throws -> [[String]] {
         let driver = """
             const scenarios = JSON.parse(fs.readFileSync(0, "utf8"));
             const rank = { answer: 0, show: 1, say: 2, flash: 3, restart: 4, end: 4, unlock: 5 };
@@ -188,8 +188,35 @@ struct ConversationTests {
             }
             process.stdout.write(JSON.stringify(scenarios.map(s => play(s.steps))));
             """
-        let output = try ScreenScript.run(file, driver: driver, input: try JSONEncoder().encode(scenarios))
+        let output = try ScreenScript.run(
+            file, driver: driver, input: try JSONEncoder().encode(scenarios), module: module)
         return try JSONDecoder().decode([[String]].self, from: Data(output.utf8))
+    }
+
+    /// Conversation.js as GNOME Shell loads it: the ES module scripts/js-module makes (make gnome).
+    static func gnomeModule() throws -> URL {
+        let made = FileManager.default.temporaryDirectory.appendingPathComponent("conversation-\(UUID()).mjs")
+        let script = file.deletingLastPathComponent().appendingPathComponent("../scripts/js-module").standardized
+        FileManager.default.createFile(atPath: made.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [script.path, file.path]
+        process.standardOutput = try FileHandle(forWritingTo: made)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "scripts/js-module js/Conversation.js")
+        return made
+    }
+
+    @Test("GNOME Shell's copy, the ES module scripts/js-module makes of Conversation.js, plays every scenario alike")
+    func gnomeShellsCopy() throws {
+        let made = try Self.gnomeModule()
+        defer { try? FileManager.default.removeItem(at: made) }
+        let scenarios = try Self.scenarios()
+        let fromScript = try Self.javascript(scenarios)
+        let fromModule = try Self.javascript(scenarios, file: made, module: true)
+        #expect(fromModule == fromScript)
+        #expect(fromModule.count == scenarios.count)
     }
 
     @Test("every scenario of the table is played alike by the Swift lock screen and the JavaScript, as the table says")

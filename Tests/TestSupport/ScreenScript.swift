@@ -19,20 +19,30 @@ public enum ScreenScript {
             .appendingPathComponent("../../js/\(name)").standardized
     }
 
-    public static func run(_ file: URL, driver: String, input: Data = Data()) throws -> String {
+    /// `module`: the file is an ES module (GNOME Shell's copy, made by
+    /// scripts/js-module), imported and its exports made global for `driver`.
+    public static func run(_ file: URL, driver: String, input: Data = Data(), module: Bool = false) throws -> String {
         guard
             let node = ["/usr/bin/node", "/usr/bin/nodejs"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else {
             throw Failure(description: "node is not installed (scripts/install-deps.sh --check installs nodejs)")
         }
-        let prelude = """
+        let prelude =
+            module
+            ? """
+            import fs from "fs";
+            import * as exported from \(String(decoding: try JSONEncoder().encode(file.path), as: UTF8.self));
+            Object.assign(globalThis, exported);
+
+            """
+            : """
             const fs = require("fs"), vm = require("vm");
             vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8").replace(/^\\.pragma library\\n/, ""));
 
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = ["-e", prelude + driver, file.path]
+        process.arguments = (module ? ["--input-type=module"] : []) + ["-e", prelude + driver, file.path]
         let stdin = Pipe()
         let stdout = Pipe()
         process.standardInput = stdin
