@@ -20,7 +20,7 @@ import re
 import pytest
 
 from harness.common import module_sentence, unique
-from harness.gnome_desk import EXTENSION_DEB, KEY_RETURN, UUID, Gnome, gnome_system, poll
+from harness.gnome_desk import EXTENSION_DEB, KEY_RETURN, SHOTS, UUID, Gnome, gnome_system, poll
 
 PASSWORD = "Gn0me-pass"
 PATTERN = "46183"  # accepted by the enroll policy the packaged daemon runs
@@ -122,6 +122,7 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_the_attempts_left(fresh):
     # Red while the module's message shows: the four dots of the path.
     assert poll(lambda: g.red_in_grid(view) == len(WRONG), "the wrong pattern in red", timeout=5, every=0.1)
     assert g.shows("4 attempts left", view)
+    g.screenshot(SHOTS / "gnome-unlock-wrong.png")  # the README's picture
     assert results(g, before) == ["FAIL,remaining=4"]
     # The next attempt: the grid again, and the right pattern unlocks.
     after = g.mark()
@@ -189,6 +190,7 @@ def test_pkexec_raises_gnome_s_polkit_dialog_with_the_grid_and_the_pattern_runs_
     g.as_user("rm -f /tmp/plpkexec.out; systemd-run --user --collect --unit=plpkexec "
               "sh -c 'pkexec /usr/bin/id -u > /tmp/plpkexec.out 2>&1'")
     view = g.wait_view(mark, "the grid on the polkit dialog", where="polkit", view="grid", phase="pattern")
+    g.screenshot(SHOTS / "gnome-polkit-grid.png")  # the README's picture
     after = g.mark()
     g.draw(view, WRONG, touch=True)
     g.wait_line(after, r"^attempt result=failure", "the wrong pattern's failure")
