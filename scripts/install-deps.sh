@@ -41,11 +41,14 @@ window_packages=(libwayland-dev libcairo2-dev libfontconfig-dev libxkbcommon-dev
 # checks patternlock-setup's desktop entry as installed and as packaged; nodejs
 # runs the Plasma lock screen's drawing rule (js/PatternRule.js) over
 # every pattern against the core's; libpolkit-agent-1-dev builds the tests' stand-in
-# for a desktop's polkit agent (build/tools/session_agent). .ci/run installs the same.
+# for a desktop's polkit agent (build/tools/session_agent); libglib2.0-bin
+# (glib-compile-schemas) compiles GNOME Shell's extension's settings schema
+# (make gnome, which make deb runs). .ci/run installs the same.
 check_packages=(pamtester sudo pkg-config python3 python3-pytest passwd valgrind strace systemd systemd-container groff-base
                 debhelper dpkg-dev lintian postgresql pgbouncer openssl clang-format
                 libwayland-dev libwayland-bin libcairo2-dev libfontconfig-dev libxkbcommon-dev xkb-data wayland-protocols
-                tesseract-ocr tesseract-ocr-eng fonts-dejavu-core mmdebstrap desktop-file-utils nodejs libpolkit-agent-1-dev)
+                tesseract-ocr tesseract-ocr-eng fonts-dejavu-core mmdebstrap desktop-file-utils nodejs libpolkit-agent-1-dev
+                libglib2.0-bin)
 
 mode=demo
 case "${1:-}" in
