@@ -379,10 +379,12 @@ class Attachment {
 
     // Enter (or GNOME's own button) with the field's text.
     _entered(text) {
+        const waiting = this._conv.passwordPending;
         const actions = Conv.entered(this._conv, text === '');
         // A password entered while the module's prompt (or none) waits: kept
-        // for the next prompt that is not the module's.
-        if (this._conv.passwordPending)
+        // for the next prompt that is not the module's. One already waiting
+        // stays the one answered.
+        if (!waiting && this._conv.passwordPending)
             this._password = text;
         this._host.field.set_text('');
         this._fieldText = text;
