@@ -22,6 +22,7 @@ from harness.pg_support import make_tls, with_tls  # noqa: E402
 RIGHT = "1397"
 WRONG = "9856"
 README = (ROOT / "README.md").read_text()
+FLEET_DOC = (ROOT / "docs" / "FLEET.md").read_text()
 MAN = (ROOT / "docs" / "patternlockd.8").read_text()
 PAM_MAN = (ROOT / "docs" / "pam_patternlock.8").read_text()
 # The fleet tests' bound on an answer that must come at once.
@@ -175,7 +176,7 @@ def test_db_commands_without_the_key_say_to_copy_the_fleets_key(postgres, shared
 
 def test_the_docs_db_examples_name_the_key_and_the_password_file():
     for command in ("db import", "db settings"):
-        examples = [line for line in README.splitlines() if line.startswith(f"patternlockd-fleet {command}")]
+        examples = [line for line in FLEET_DOC.splitlines() if line.startswith(f"patternlockd-fleet {command}")]
         assert examples, command
         for line in examples:
             assert "--key-file" in line and "--store-password-file" in line, line

@@ -171,6 +171,7 @@ def test_each_package_holds_its_part(debs):
         "/usr/share/man/man8/patternlockd-fleet.8.gz",
         "/usr/share/doc/patternlockd-postgresql/changelog.Debian.gz",
         "/usr/share/doc/patternlockd-postgresql/copyright",
+        "/usr/share/doc/patternlockd-postgresql/FLEET.md.gz",  # setting a fleet up
         "/usr/share/lintian/overrides/patternlockd-postgresql",
     }
     assert fleet["/usr/sbin/patternlockd-fleet"] == "-rwxr-xr-x"
@@ -343,14 +344,14 @@ def test_sudo_takes_the_pattern_falls_back_to_the_password_and_locks_after_five(
     assert "password for" not in out.split(SUDO.strip(), 1)[1]
 
 
-def readme_block(after, language):
-    """The first ```language block of the README after the line holding `after`."""
-    text = (ROOT / "README.md").read_text()
+def doc_block(doc, after, language):
+    """The first ```language block of `doc` (a path in the tree) after the line holding `after`."""
+    text = (ROOT / doc).read_text()
     start = text.index(f"```{language}\n", text.index(after)) + len(language) + 4
     return text[start:text.index("```", start)]
 
 
-# The README's fleet steps on this booted host, with its own PostgreSQL (Debian's
+# docs/FLEET.md's fleet steps on this booted host, with its own PostgreSQL (Debian's
 # cluster, started by systemd here) reached through its Unix socket: only the
 # site's URI differs from what the README says.
 LOCAL_STORE = "postgresql://patternlock_admin@/patternlock?host=/run/postgresql"
@@ -358,19 +359,19 @@ HBA = "/etc/postgresql/15/main/pg_hba.conf"
 DROP_IN = "/etc/systemd/system/patternlockd.service.d/fleet.conf"
 
 
-def test_the_readme_s_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgresql(box):
+def test_the_documented_fleet_steps_run_the_packaged_fleet_daemon_on_a_real_postgresql(box):
     """patternlockd-postgresql installs patternlockd-fleet, and
-    the README's steps as written (install, db init, the GRANTs, stop, db import,
+    docs/FLEET.md's steps as written (install, db init, the GRANTs, stop, db import,
     db settings, the Unix-socket drop-in) move this host's records into the
     database and make systemd run the fleet daemon on it."""
     u = box.user
     assert box.ok("patternlockd-fleet --version").strip() == f"patternlockd {upstream_version()}"
     assert box.ok("dpkg-query -W -f='${Status}' patternlockd-postgresql") == "install ok installed"
-    steps = readme_block("The fleet daemon is a program of its own", "sh")
+    steps = doc_block("docs/FLEET.md", "The fleet daemon is a program of its own", "sh")
     store_line = next(line for line in steps.splitlines() if line.startswith("STORE="))
     steps = steps.replace(store_line, f"STORE='{LOCAL_STORE}'")
-    grants = readme_block("The role the daemons log in as needs these rights", "sql")
-    drop_in = readme_block("Through the Unix socket of a\nPostgreSQL on the same host", "ini")
+    grants = doc_block("docs/FLEET.md", "The role the daemons log in as needs these rights", "sql")
+    drop_in = doc_block("docs/FLEET.md", "Through the Unix socket of a\nPostgreSQL on the same host", "ini")
     box.ok(f"cp {HBA} {HBA}.patternlock-test")
     try:
         # The database administrator's part, which is the site's: the server, the

@@ -105,7 +105,7 @@ def test_staged_install_puts_every_file_in_place_with_its_mode(stage):
 
 @pytest.mark.fleet  # make install FLEET=1 builds the fleet daemon
 def test_install_fleet_puts_the_fleet_daemon_where_the_readme_unit_runs_it(stage):
-    """make install FLEET=1: the README's drop-in runs
+    """make install FLEET=1: docs/FLEET.md's drop-in runs
     /usr/local/sbin/patternlockd-fleet serve --store, which must be the
     PostgreSQL-capable build; patternlockd stays the plain one, and uninstall
     removes both."""
