@@ -113,6 +113,30 @@ def test_keys_1_to_9_on_the_grid_draw_and_enter_unlocks(fresh):
     assert results(g, before) == ["OK"]
 
 
+def test_hide_path_draws_no_dot_while_the_path_is_made_and_the_pattern_still_unlocks(fresh):
+    g = fresh
+    g.as_user("gsettings set org.gnome.shell.extensions.patternlock hide-path true")
+    try:
+        before = len(g.daemon_verifies())
+        mark = g.lock()  # a new dialog reads the setting
+        view = g.wait_view(mark, "the grid", where="unlock", view="grid", phase="pattern")
+        first, second = (g.centre(view, int(d)) for d in PATTERN[:2])
+        g.do("move %d %d" % first)
+        g.do("press")
+        g.do("move %d %d" % second)
+        # Halfway through, nothing of the path shows: every dot as when idle.
+        lit = g.lit_in_grid(view)
+        g.do("release")
+        assert lit == 0, f"{lit} dots lit while hide-path is on"
+        mark = g.mark()
+        view = g.wait_view(mark, "the grid again", view="grid", phase="pattern")
+        g.draw(view, PATTERN)
+        g.unlocked()
+        assert results(g, before)[-1] == "OK"
+    finally:
+        g.as_user("gsettings reset org.gnome.shell.extensions.patternlock hide-path")
+
+
 def test_a_wrong_pattern_turns_red_and_the_screen_says_the_attempts_left(fresh):
     g = fresh
     before = len(g.daemon_verifies())

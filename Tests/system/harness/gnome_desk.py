@@ -260,18 +260,26 @@ class Gnome:
         r = self.system.run(f"tesseract {name} stdout 2>/dev/null; rm -f {name}")
         return re.sub(r"\s+", " ", r.stdout).strip()
 
-    def red_in_grid(self, view):
-        """How many of the grid's dots are red (the wrong pattern's colour),
-        on a screenshot of the grid read here."""
+    def grid_image(self, view):
+        """A screenshot of the grid of a view, read here."""
         x, y, side = view["grid"]
         name = f"/tmp/plshot-{time.monotonic_ns()}.png"
         self.do(f"area {x} {y} {side} {side} {name}")
         path = self.inside(name)
         try:
-            image = Image.from_png(path.read_bytes())
+            return Image.from_png(path.read_bytes())
         finally:
             path.unlink(missing_ok=True)
+
+    def red_in_grid(self, view):
+        """How many of the grid's dots are red (the wrong pattern's colour)."""
+        image, side = self.grid_image(view), view["grid"][2]
         return sum(1 for dot in range(1, 10) if is_red(image.pixel(*centre((0, 0, side), dot))))
+
+    def lit_in_grid(self, view):
+        """How many of the grid's dots are lit: blue (the path's colour)."""
+        image, side = self.grid_image(view), view["grid"][2]
+        return sum(1 for dot in range(1, 10) if is_lit(image.pixel(*centre((0, 0, side), dot))))
 
     def module_lines(self):
         """The module's last lines in the journal (why it asked or not)."""
@@ -285,6 +293,12 @@ class Gnome:
     def daemon_verifies(self):
         out = self.system.ok("journalctl -u patternlockd -o cat --no-pager")
         return [line for line in out.splitlines() if line.startswith(f"verify user={self.user} ")]
+
+
+def is_lit(c):
+    """The lit dots' blue (grid.js LIT, 0.31 0.76 0.97), not the idle grey."""
+    r, g, b = c
+    return b >= 180 and r <= 140
 
 
 def shell_quote(s):
