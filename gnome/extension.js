@@ -73,11 +73,17 @@ class UnlockHost {
     // instead, with the field's text; the attachment's own go out by respond.
     install(events, watch) {
         const verifier = this.prompt._userVerifier;
+        // The conversation is the foreground service's (gdm-password), not a
+        // fingerprint or smartcard reader's beside it.
+        const foreground = service => !service || verifier.serviceIsForeground(service);
         watch(verifier, 'ask-question', (_v, _service, question) => events.asked(question));
-        watch(verifier, 'show-message', (_v, _service, message) => events.said(message));
-        watch(verifier, 'verification-failed', () => events.ended(false));
+        watch(verifier, 'show-message', (_v, service, message) => foreground(service) && events.said(message));
+        watch(verifier, 'verification-failed', (_v, service) => foreground(service) && events.ended(false));
         watch(verifier, 'verification-complete', () => events.ended(true));
         watch(verifier, 'reset', () => events.restarted());
+        // Escape or the idle timeout cancels and begins again without the
+        // verifier's reset: a new conversation too.
+        watch(this.prompt, 'reset', () => events.restarted());
         this.prompt._activateNext = () => events.entered(this.prompt._entry.get_text());
     }
 
@@ -85,11 +91,19 @@ class UnlockHost {
         delete this.prompt._activateNext;
     }
 
+    // Returns whether the answer went: never without a question waiting,
+    // where GNOME would keep it for whatever question comes next.
     respond(text) {
+        if (!this.prompt._queryingService)
+            return false;
         const entry = this.prompt._entry;
-        entry.set_text(text);
-        this._activate.call(this.prompt, true);
-        entry.set_text('');
+        try {
+            entry.set_text(text);
+            this._activate.call(this.prompt, true);
+        } finally {
+            entry.set_text('');
+        }
+        return true;
     }
 
     say(text, error = false) {
@@ -166,12 +180,15 @@ class PolkitHost {
 
     respond(text) {
         const dialog = this.dialog;
+        if (!dialog._session)
+            return false;
         dialog._passwordEntry.set_text('');
         dialog._passwordEntry.reactive = false;
         dialog._okButton.reactive = false;
         dialog._errorMessageLabel.hide();
         dialog._infoMessageLabel.hide();
         this._response.call(dialog._session, text);
+        return true;
     }
 
     say(text, error = false) {
@@ -196,7 +213,8 @@ class Attachment {
     constructor(host, settings, onBroken) {
         this._host = host;
         this._onBroken = onBroken;
-        this._conv = Conv.create(settings.get_string('keys-layout'));
+        this._keysLayout = settings.get_string('keys-layout');
+        this._conv = Conv.create(this._keysLayout);
         // A password entered before its prompt (pam_unix's) came, and the
         // field's text while Enter is handled.
         this._password = null;
@@ -237,6 +255,25 @@ class Attachment {
         this._grid.connect('notify::allocation', () => this._describeSoon());
         this._button.connect('clicked', () => this._guard(() => this._buttonClicked()));
 
+        try {
+            this._install(host);
+        } catch (e) {
+            this._box.destroy();
+            this._button.destroy();
+            try {
+                host.uninstall();
+                host.fieldRow.show();
+            } catch {
+                // as far as it went
+            }
+            throw e;
+        }
+        Conv.started(this._conv);
+        this._sync();
+        log(`attached to=${host.name}`);
+    }
+
+    _install(host) {
         host.install({
             asked: question => this._guard(() => this._asked(question)),
             said: message => this._guard(() => this._said(message)),
@@ -247,10 +284,6 @@ class Attachment {
             this._signals.push([object, object.connect(signal, handler)]);
         });
         this._destroyId = host.actor.connect('destroy', () => this.destroy());
-
-        Conv.started(this._conv);
-        this._sync();
-        log(`attached to=${host.name}`);
     }
 
     // Runs f; on any error the grid goes and GNOME's dialog stays as it is.
@@ -330,8 +363,14 @@ class Attachment {
             text = this._fieldText ?? this._password ?? '';
             this._password = null;
         }
-        log(`answered kind=${a.answer}`);
-        this._host.respond(text);
+        if (this._host.respond(text)) {
+            log(`answered kind=${a.answer}`);
+        } else {
+            // No question waits: nothing is sent, and the next prompt begins a
+            // new attempt.
+            log('not answered: no prompt waits');
+            this._restarted();
+        }
     }
 
     _asked(question) {
@@ -339,6 +378,15 @@ class Attachment {
         const read = this._conv.prompt;
         log(`prompt kind=${read.pattern ? 'pattern' : read.modulePassword ? 'module-password' : 'password'}`);
         this._act(actions);
+        // Keys typed on the clock page went into GNOME's field before the
+        // grid had the keyboard: they are typed on the grid now, as keys typed
+        // there are (digits light dots, a letter opens the field with them).
+        const early = this._host.field.get_text();
+        if (early && this._conv.phase === 'pattern' && Conv.shows(this._conv) === 'grid') {
+            this._host.field.set_text('');
+            for (const ch of early)
+                this._act(Conv.keyed(this._conv, ch));
+        }
         if (this._lastMessage !== null && this._conv.awaiting)
             this._host.say(this._lastMessage, true);
     }
@@ -370,8 +418,12 @@ class Attachment {
         this._sync();
     }
 
+    // GNOME began a new conversation: so does the attachment (a password
+    // that waited goes with the old one).
     _restarted() {
         this._password = null;
+        this._lastMessage = null;
+        this._conv = Conv.create(this._keysLayout);
         Conv.started(this._conv);
         this._grid.clear();
         this._sync();
@@ -568,6 +620,7 @@ export default class PatternUnlockExtension extends Extension {
                 this._attachments?.delete(attachment);
             });
         } catch (e) {
+            this._broken = true;
             console.error(`patternlock-gnome: not attached, GNOME's own dialog stays: ${e}`);
         }
     }

@@ -60,6 +60,24 @@ static bool uid_has_remote_session(uid_t uid)
 	return remote;
 }
 
+/* Whether any session of this machine, of any user, is remote; true when
+ * logind cannot say. */
+static bool any_remote_session(void)
+{
+	char **sessions = NULL;
+	int n = sd_get_sessions(&sessions);
+	bool remote = n < 0;
+
+	for (int i = 0; i < n && sessions != NULL && sessions[i] != NULL; i++) {
+		if (session_is_remote(sessions[i]))
+			remote = true;
+	}
+	for (int i = 0; sessions != NULL && sessions[i] != NULL; i++)
+		free(sessions[i]);
+	free(sessions);
+	return remote;
+}
+
 /* uid's graphical session, if it is active and uid has no remote session
  * (which could be the one meant); NULL when none. The caller frees the id. */
 static char *active_display_session(uid_t uid)
@@ -89,7 +107,11 @@ static char *reauth_session(uid_t uid)
 	char *state = NULL;
 	bool open;
 
-	if (uid_has_remote_session(uid) ||
+	/* Any user may open GDM's reauthentication channel and name any other
+	 * user (GDM's temporary channel for a caller in no display of its
+	 * own): with anyone logged in from elsewhere, the one asking may be
+	 * remote, so nobody is asked here. */
+	if (any_remote_session() || uid_has_remote_session(uid) ||
 	    sd_uid_get_display(uid, &session) < 0 || session == NULL)
 		goto none;
 	open = sd_session_get_state(session, &state) >= 0 && state != NULL &&

@@ -449,9 +449,11 @@ static bool person_present(struct session *s)
 	p.hostname = hostname;
 	s->caller.uid = (uint32_t)getuid();
 	/* GDM marks the worker it starts for a session already open in the
-	 * worker's environment; only a root process is believed (secure_getenv:
-	 * never in a setuid program such as sudo). */
+	 * worker's environment; only a root process running one of GDM's PAM
+	 * services is believed (secure_getenv: never in a setuid program such
+	 * as sudo). */
 	p.gdm_reauth = s->caller.uid == 0 &&
+		       pl_service_listed(PL_GDM_SERVICES, p.service) &&
 		       secure_getenv("GDM_SESSION_FOR_REAUTH") != NULL;
 	if (p.gdm_reauth) {
 		const void *user = NULL;

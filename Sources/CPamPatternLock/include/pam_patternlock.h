@@ -50,6 +50,9 @@ extern "C" {
  * managers, which authenticate before the session they open exists. */
 #define PL_DEFAULT_LOGIN_SERVICES                                              \
 	"login,gdm-password,lightdm,sddm,xdm,lxdm,greetd"
+/* The PAM services GDM's reauthentication worker runs (GNOME's unlock dialog).
+ */
+#define PL_GDM_SERVICES "gdm-password,gdm-fingerprint,gdm-smartcard"
 /* The caller's logind session id and its seat (or tty) sent to the daemon are
  * cut to this many bytes (logind's are "3", "c2", "seat0", "pts/1"). */
 #define PL_MAX_SESSION_FIELD 16
