@@ -16,11 +16,12 @@ One container boot and one shell start serve the tests in file order; each
 resets the user's pattern count and leaves the session unlocked. The last one
 removes the package and starts the shell again."""
 import re
+import time
 
 import pytest
 
 from harness.common import module_sentence, unique
-from harness.gnome_desk import EXTENSION_DEB, KEY_RETURN, SHOTS, UUID, Gnome, gnome_system, poll
+from harness.gnome_desk import EXTENSION_DEB, KEY_ESCAPE, KEY_RETURN, SHOTS, UUID, Gnome, gnome_system, poll
 
 PASSWORD = "Gn0me-pass"
 PATTERN = "46183"  # accepted by the enroll policy the packaged daemon runs
@@ -151,6 +152,26 @@ def test_a_wrong_pattern_turns_red_and_the_screen_says_the_attempts_left(fresh):
     # The next attempt: the grid again, and the right pattern unlocks.
     after = g.mark()
     view = g.wait_view(after, "the grid again", view="grid", phase="pattern")
+    g.draw(view, PATTERN)
+    g.unlocked()
+    assert results(g, before) == ["FAIL,remaining=4", "OK"]
+
+
+def test_escape_after_a_wrong_pattern_begins_anew_and_the_right_pattern_unlocks(fresh):
+    """Escape on an empty grid is GNOME's: it cancels the attempt and GNOME
+    begins a new conversation without the verifier's reset. The grid begins
+    anew with it, and the next pattern answers the new prompt, never an old
+    one (GNOME would keep an answer with no question for the next question)."""
+    g = fresh
+    before = len(g.daemon_verifies())
+    mark = g.lock()
+    mark = wrong_pattern(g, mark)
+    g.wait_view(mark, "the grid after the wrong pattern", view="grid", phase="pattern")
+    time.sleep(1.5)  # the red path gone: Escape on an empty grid is GNOME's
+    after = g.mark()
+    g.key(KEY_ESCAPE)
+    g.wait_line(after, r"^prompt kind=pattern", "GNOME's new conversation")
+    view = g.wait_view(after, "the grid for the new prompt", view="grid", phase="pattern")
     g.draw(view, PATTERN)
     g.unlocked()
     assert results(g, before) == ["FAIL,remaining=4", "OK"]
