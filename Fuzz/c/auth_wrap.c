@@ -698,14 +698,12 @@ int sd_pid_get_owner_uid(pid_t pid, uid_t *uid)
 	return 0;
 }
 
-int sd_uid_get_sessions(uid_t uid, int require_active, char ***sessions)
+/* A list of sessions: -ENXIO, none, or one to four (the caller's to free). */
+static int logind_sessions(char ***sessions)
 {
 	char **list;
 	int n;
 
-	(void)uid;
-	FZ_CHECK(ours() && sessions != NULL);
-	FZ_CHECK(require_active >= 0 && require_active <= 2);
 	switch (fz_u8(&fz.logind) % 3) {
 	case 0:
 		return -ENXIO;
@@ -722,6 +720,20 @@ int sd_uid_get_sessions(uid_t uid, int require_active, char ***sessions)
 		list[i] = take_string(&fz.logind);
 	*sessions = list;
 	return n;
+}
+
+int sd_uid_get_sessions(uid_t uid, int require_active, char ***sessions)
+{
+	(void)uid;
+	FZ_CHECK(ours() && sessions != NULL);
+	FZ_CHECK(require_active >= 0 && require_active <= 2);
+	return logind_sessions(sessions);
+}
+
+int sd_get_sessions(char ***sessions)
+{
+	FZ_CHECK(ours() && sessions != NULL);
+	return logind_sessions(sessions);
 }
 
 int sd_uid_get_display(uid_t uid, char **session)
@@ -779,6 +791,13 @@ int sd_session_get_tty(const char *session, char **tty)
 	FZ_CHECK(ours());
 	check_session(session);
 	return logind_string(tty);
+}
+
+int sd_session_get_state(const char *session, char **state)
+{
+	FZ_CHECK(ours());
+	check_session(session);
+	return logind_string(state);
 }
 
 int sd_session_get_class(const char *session, char **class)
