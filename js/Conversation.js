@@ -1,7 +1,7 @@
 .pragma library
 // SPDX-License-Identifier: Apache-2.0
 // The conversation of every screen patternlock draws on in JavaScript (Plasma's
-// lock screen in QML; GNOME Shell's next): how it tells pam_patternlock's
+// lock screen in QML; GNOME Shell's unlock and polkit dialogs, gnome/): how it tells pam_patternlock's
 // pattern prompt from every other prompt and the module's grid picture from the
 // messages a user must read, what it answers to which prompt, and its words.
 // One file, so that no screen can answer differently: the Swift lock screen
@@ -18,7 +18,7 @@
 // pattern); an empty Enter answers nothing.
 //
 // Plain ECMAScript 5 with no QML types: QML loads it as a library, node as a
-// script.
+// script, GNOME Shell as the ES module scripts/js-module makes of it.
 
 var patternPrompt = "Pattern (Enter to skip): ";
 var patternOrPasswordPrompt = "Pattern or password: ";

@@ -1,7 +1,7 @@
 .pragma library
 // SPDX-License-Identifier: Apache-2.0
-// The drawing rule of patternlock's Plasma lock screen: the same as the lock
-// screen's and the setup window's (Sources/PatternLockScreen/GestureTracker.swift
+// The drawing rule of patternlock's JavaScript screens (Plasma's lock screen,
+// GNOME Shell's dialogs): the same as the lock screen's and the setup window's (Sources/PatternLockScreen/GestureTracker.swift
 // on the core's Pattern.dotPassedOver). QML cannot call the Swift core, so
 // Tests/PatternLockScreenTests/PlasmaRuleTests.swift checks this file against
 // it: the table below equals the core's, and for every one of the 389,112
