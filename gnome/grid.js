@@ -104,13 +104,16 @@ export const PatternGrid = GObject.registerClass({
         this.queue_repaint();
     }
 
-    _release() {
+    // The finger or the button is up: the stage's grab goes.
+    _letGo() {
         this._pressed = false;
         this._sequence = null;
-        if (this._grab) {
-            this._grab.dismiss();
-            this._grab = null;
-        }
+        this._grab?.dismiss();
+        this._grab = null;
+    }
+
+    _release() {
+        this._letGo();
         this._end();
     }
 
@@ -176,12 +179,7 @@ export const PatternGrid = GObject.registerClass({
             this._move(event);
             this._release();
         } else if (type === Clutter.EventType.TOUCH_CANCEL) {
-            this._pressed = false;
-            this._sequence = null;
-            if (this._grab) {
-                this._grab.dismiss();
-                this._grab = null;
-            }
+            this._letGo();
             this.clear();
         }
         return Clutter.EVENT_STOP;

@@ -42,12 +42,10 @@ static bool session_is_remote(const char *session)
 	return remote;
 }
 
-/* Whether uid has any session, in any state, that is remote; true when logind
- * cannot say. */
-static bool uid_has_remote_session(uid_t uid)
+/* Whether any of the n sessions sd-login listed (n < 0: it could not say) is
+ * remote; true when logind cannot say. Frees the list. */
+static bool list_has_remote(char **sessions, int n)
 {
-	char **sessions = NULL;
-	int n = sd_uid_get_sessions(uid, 0, &sessions);
 	bool remote = n < 0;
 
 	for (int i = 0; i < n && sessions != NULL && sessions[i] != NULL; i++) {
@@ -60,22 +58,22 @@ static bool uid_has_remote_session(uid_t uid)
 	return remote;
 }
 
-/* Whether any session of this machine, of any user, is remote; true when
- * logind cannot say. */
+/* Whether uid has any session, in any state, that is remote. */
+static bool uid_has_remote_session(uid_t uid)
+{
+	char **sessions = NULL;
+	int n = sd_uid_get_sessions(uid, 0, &sessions);
+
+	return list_has_remote(sessions, n);
+}
+
+/* Whether any session of this machine, of any user, is remote. */
 static bool any_remote_session(void)
 {
 	char **sessions = NULL;
 	int n = sd_get_sessions(&sessions);
-	bool remote = n < 0;
 
-	for (int i = 0; i < n && sessions != NULL && sessions[i] != NULL; i++) {
-		if (session_is_remote(sessions[i]))
-			remote = true;
-	}
-	for (int i = 0; sessions != NULL && sessions[i] != NULL; i++)
-		free(sessions[i]);
-	free(sessions);
-	return remote;
+	return list_has_remote(sessions, n);
 }
 
 /* uid's graphical session, if it is active and uid has no remote session
@@ -97,8 +95,8 @@ static char *active_display_session(uid_t uid)
  * The session GDM unlocks for uid from outside it: uid's graphical session, as
  * GDM's manager finds the session of a caller in none (a graphical session of
  * the user, "active" or "online", that is one on a seat is taken as the
- * caller's), when uid has no remote session (which could be the one meant).
- * A locked session need not be its seat's active one. NULL when none; the
+ * caller's), when no session of the machine is remote. A locked session
+ * need not be its seat's active one. NULL when none; the
  * caller frees the id.
  */
 static char *reauth_session(uid_t uid)
@@ -110,9 +108,10 @@ static char *reauth_session(uid_t uid)
 	/* Any user may open GDM's reauthentication channel and name any other
 	 * user (GDM's temporary channel for a caller in no display of its
 	 * own): with anyone logged in from elsewhere, the one asking may be
-	 * remote, so nobody is asked here. */
-	if (any_remote_session() || uid_has_remote_session(uid) ||
-	    sd_uid_get_display(uid, &session) < 0 || session == NULL)
+	 * remote, so nobody is asked here (the user's own sessions among
+	 * them). */
+	if (any_remote_session() || sd_uid_get_display(uid, &session) < 0 ||
+	    session == NULL)
 		goto none;
 	open = sd_session_get_state(session, &state) >= 0 && state != NULL &&
 	       (strcmp(state, "active") == 0 || strcmp(state, "online") == 0);
