@@ -12,10 +12,11 @@ public enum WaylandLoop {
     /// the requests are written, just before the wait (what may take a while
     /// without holding a frame back). Returns the revents of `extra`, in order;
     /// nil when a signal interrupted the wait. `lost` is called (and never
-    /// returns) when the connection to the compositor is gone.
+    /// returns) when the connection to the compositor is gone; `full` when the
+    /// socket took only part of the requests (the rest waits for POLLOUT).
     public static func turn(
         _ display: OpaquePointer, extra: [pollfd], timeout: Int32 = -1, beforeWait: () -> Void = {},
-        lost: () -> Never
+        full: () -> Void = {}, lost: () -> Never
     ) -> [Int16]? {
         while wl_display_prepare_read(display) != 0 {
             if wl_display_dispatch_pending(display) < 0 { lost() }
@@ -27,6 +28,7 @@ public enum WaylandLoop {
                 lost()
             }
             unflushed = true
+            full()
         }
         var fds = [pollfd(fd: wl_display_get_fd(display), events: Int16(unflushed ? POLLIN | POLLOUT : POLLIN), revents: 0)]
         fds += extra

@@ -132,7 +132,9 @@ final class SetupApp: SeatInput {
                 pollfd(fd: enrollJob?.agent?.master ?? -1, events: Int16(POLLIN), revents: 0),
             ]
             guard
-                let revents = WaylandLoop.turn(display, extra: fds, timeout: answerPending ? 10 : -1, lost: connectionLost)
+                let revents = WaylandLoop.turn(
+                    display, extra: fds, timeout: answerPending ? 10 : -1,
+                    full: { debug("socket full: the rest waits until the compositor reads") }, lost: connectionLost)
             else { continue }
             if revents[1] != 0, let agent = enrollJob?.agent {
                 // Closed before the agent had registered: its question ends too.

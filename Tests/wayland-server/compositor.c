@@ -957,7 +957,7 @@ static int stop(int signal, void *data)
 static const char usage[] =
 	"Usage: pl-test-compositor [--socket NAME] [--mode WIDTHxHEIGHT] "
 	"[--scale N] [--physical WIDTHxHEIGHT] [--layout NAMES [--variant "
-	"NAMES]]\n"
+	"NAMES]] [--client-fd FD]\n"
 	"A Wayland server for patternlock-screen's and patternlock-setup's "
 	"tests: one output of the mode's pixels at the scale (800x600 at 1 "
 	"unless given), as many millimetres as --physical says (96 dots an "
@@ -968,7 +968,8 @@ static const char usage[] =
 	"for windows, each toplevel maximized to the output, shown and given "
 	"the input while the session is not locked; driven by lines on stdin "
 	"(touch, pointer, key, type, screenshot, state, wait-frame, close, "
-	"ping, quit: see Tests/wayland-server/README.md).\n";
+	"ping, seat, hold, release, quit: see "
+	"Tests/wayland-server/README.md).\n";
 
 /* The first of comma-separated names, as a string of its own. */
 const char *first_name(const char *names, char *out, size_t size)
@@ -981,6 +982,7 @@ const char *first_name(const char *names, char *out, size_t size)
 int main(int argc, char **argv)
 {
 	const char *socket = NULL;
+	int client_fd = -1;
 	server.mode_width = 800;
 	server.mode_height = 600;
 	server.scale = 1;
@@ -1008,6 +1010,17 @@ int main(int argc, char **argv)
 			server.layout = value;
 		} else if (strcmp(argv[i], "--variant") == 0 && value) {
 			server.variant = value;
+		} else if (strcmp(argv[i], "--client-fd") == 0 && value) {
+			char extra;
+			if (sscanf(value, "%d%c", &client_fd, &extra) != 1 ||
+			    client_fd < 3) {
+				fprintf(stderr, "pl-test-compositor: "
+						"--client-fd must be an open "
+						"descriptor of 3 or more, the "
+						"compositor's end of a "
+						"socketpair.\n");
+				return 2;
+			}
 		} else {
 			fputs(usage, stderr);
 			return 2;
@@ -1095,6 +1108,16 @@ int main(int argc, char **argv)
 				"XDG_RUNTIME_DIR to a writable directory and "
 				"give a socket name not in use.\n");
 		return 1;
+	}
+	/* A client connected by WAYLAND_SOCKET, as a compositor starts one, the
+	 * other end of a socketpair the test made (and may have given a small
+	 * send buffer). */
+	if (client_fd >= 0 && !wl_client_create(server.display, client_fd)) {
+		fprintf(stderr,
+			"pl-test-compositor: --client-fd %d is not a "
+			"connected socket.\n",
+			client_fd);
+		return 2;
 	}
 	server.frame_timer =
 		wl_event_loop_add_timer(server.loop, frame_timer_fired, NULL);

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/input-event-codes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,9 @@ static struct {
 	struct wl_event_source *timer;
 } wait;
 static double pointer_x, pointer_y;
+/* Between hold and release the server reads nothing its clients send (a
+ * compositor busy elsewhere): it still sends, and reads its commands. */
+static bool held;
 
 static void reply(const char *format, ...)
 {
@@ -434,6 +438,11 @@ static void ping(const char *args)
 		reply("error There is no toplevel whose client to ping.");
 		return;
 	}
+	if (held) {
+		/* Its pong is not read while held: sent, not waited for. */
+		reply("ok serial=%u sent", serial);
+		return;
+	}
 	wait.active = true;
 	wait.pong = true;
 	wait.serial = serial;
@@ -453,6 +462,10 @@ static void wait_frame(const char *args)
 	}
 	if (server.commits > after) {
 		reply("ok commits=%lu", server.commits);
+		return;
+	}
+	if (held) {
+		reply("error No commit is read while held: say release first.");
 		return;
 	}
 	wait.active = true;
@@ -503,6 +516,53 @@ static void seat_caps(char *args)
 	      caps & WL_SEAT_CAPABILITY_TOUCH ? "t" : "");
 }
 
+static void run_command(char *line);
+
+/* hold: from now until release, nothing the clients send is read, as when a
+ * compositor is busy: a client writing more than its socket's buffer takes
+ * meets EAGAIN. Events and replies still go out; the commands are read here,
+ * on stdin alone, until release. */
+static void hold(void)
+{
+	if (held) {
+		reply("error Already held: say release.");
+		return;
+	}
+	held = true;
+	reply("ok held commits=%lu", server.commits);
+	while (held) {
+		char *end = memchr(input, '\n', input_len);
+		if (end) {
+			*end = '\0';
+			size_t used = (size_t)(end - input) + 1;
+			char line[sizeof(input)];
+			memcpy(line, input, used);
+			memmove(input, input + used, input_len - used);
+			input_len -= used;
+			run_command(line);
+			continue;
+		}
+		if (input_len == sizeof(input)) {
+			reply("error A command line is longer than %zu bytes.",
+			      sizeof(input));
+			input_len = 0;
+		}
+		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		ssize_t n = read(STDIN_FILENO, input + input_len,
+				 sizeof(input) - input_len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			held = false;
+			wl_display_terminate(server.display);
+			return;
+		}
+		input_len += (size_t)n;
+	}
+}
+
 static void run_command(char *line)
 {
 	char *args = strchr(line, ' ');
@@ -530,12 +590,21 @@ static void run_command(char *line)
 		ping(args);
 	else if (strcmp(line, "seat") == 0)
 		seat_caps(args);
-	else if (strcmp(line, "quit") == 0)
+	else if (strcmp(line, "hold") == 0)
+		hold();
+	else if (strcmp(line, "release") == 0) {
+		if (held)
+			reply("ok released commits=%lu", server.commits);
+		else
+			reply("error Not held: say hold first.");
+		held = false;
+	} else if (strcmp(line, "quit") == 0) {
+		held = false;
 		wl_display_terminate(server.display);
-	else
+	} else
 		reply("error Unknown command %s: the commands are touch, "
 		      "pointer, key, type, screenshot, state, wait-frame, "
-		      "close, ping, seat and quit.",
+		      "close, ping, seat, hold, release and quit.",
 		      line);
 	wl_display_flush_clients(server.display);
 }

@@ -24,6 +24,9 @@ patternlock-setup:
                                           button with (off) is disabled
     keyboard ...                          as the lock screen's
     window user=U stage=S | close set=0|1
+    socket full: ...                      a flush met EAGAIN (the compositor
+                                          not reading): the rest is written
+                                          once the socket takes it (POLLOUT)
 
 Plasma's lock screen (plasma/common/PatternScreen.qml):
     phase=pattern|password|checking grid=X,Y,SIDE button=X,Y shown=0|1 keyboard=... messages=[...] ...

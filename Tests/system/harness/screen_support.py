@@ -83,10 +83,11 @@ class Compositor:
     returns its reply."""
 
     def __init__(self, owner, mode="800x600", scale=1, log=None, layout=None, variant=None, physical=None,
-                 runtime_in="/tmp"):
+                 runtime_in="/tmp", client_fd=None):
         """`owner`: a user name of this machine, or (uid, gid) of a user of a
         container whose tree holds `runtime_in` (its clients then reach the
-        socket at the same place inside it)."""
+        socket at the same place inside it). `client_fd`: the compositor's
+        end of a socketpair whose other end a client gets as WAYLAND_SOCKET."""
         if isinstance(owner, tuple):
             ids = owner
         else:
@@ -99,7 +100,9 @@ class Compositor:
         self.stderr = open(log, "wb") if log else subprocess.DEVNULL
         self.proc = subprocess.Popen(
             [str(COMPOSITOR), "--socket", self.socket]
-            + compositor_args(mode, scale, layout, variant, physical),
+            + compositor_args(mode, scale, layout, variant, physical)
+            + (["--client-fd", str(client_fd)] if client_fd is not None else []),
+            pass_fds=(client_fd,) if client_fd is not None else (),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
             env=dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime)))
         self._buffer = b""

@@ -9,6 +9,7 @@ import os
 import pwd
 import re
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -43,19 +44,27 @@ def setup_binary(compositor_built, shared_tmp):
 
 class SetupWindow:
     """The test compositor (480x800, a phone's shape) and patternlock-setup on it
-    as `user`, with --debug; `lines` collects what it says."""
+    as `user`, with --debug; `lines` collects what it says. `small_socket`:
+    the window connects by WAYLAND_SOCKET, one end of a socketpair whose send
+    buffer is the smallest the kernel gives (about 4.5 KiB), so that a few
+    requests the compositor does not read fill it."""
 
-    def __init__(self, user, daemon, binary, name, *args, mode="480x800", scale=1):
+    def __init__(self, user, daemon, binary, name, *args, mode="480x800", scale=1, small_socket=False):
         self.name = name
-        self.compositor = Compositor(user, mode, scale)
+        ends = socket.socketpair() if small_socket else None
+        if ends:
+            ends[1].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1)
+        self.compositor = Compositor(user, mode, scale, client_fd=ends[0].fileno() if ends else None)
         pw = pwd.getpwnam(user)
         env = [f"PATH=/usr/sbin:/usr/bin:/sbin:/bin", f"HOME={pw.pw_dir}", f"USER={user}", f"LOGNAME={user}",
-               "LANG=C.UTF-8", f"XDG_RUNTIME_DIR={self.compositor.runtime}",
-               f"WAYLAND_DISPLAY={self.compositor.socket}", f"PATTERNLOCK_SOCKET={daemon.socket}"]
+               "LANG=C.UTF-8", f"XDG_RUNTIME_DIR={self.compositor.runtime}", f"PATTERNLOCK_SOCKET={daemon.socket}"]
+        env.append(f"WAYLAND_SOCKET={ends[1].fileno()}" if ends else f"WAYLAND_DISPLAY={self.compositor.socket}")
         self.proc = subprocess.Popen(
             ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "env", "-i"] + env
-            + [str(binary), "--debug", *args],
+            + [str(binary), "--debug", *args], pass_fds=(ends[1].fileno(),) if ends else (),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for end in ends or ():
+            end.close()
         self.lines = []
         self._changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -308,6 +317,43 @@ def keys_to_the_confirmation(w):
     w.said(r"^stage=recorded .*verdict=acceptable")
     w.compositor.ok("key Return")
     w.said(r"^stage=confirm ")
+
+
+def test_a_frame_drawn_while_the_compositor_reads_nothing_reaches_it_once_it_reads_again(
+        windows, policy_daemon, user):
+    """The socket to the compositor full (EAGAIN): what did not fit waits for
+    the socket to take it (POLLOUT), not for the next event. The compositor
+    stops reading (`hold`) while it pings the window: each pong is a write of
+    its own into a send buffer of about 4.5 KiB, until one does not fit. Then
+    a dot is drawn: that frame can only sit in libwayland's buffer. Once the
+    compositor reads again it sends nothing more (a pong has no answer), so
+    the frame arrives only from a loop that waits to write."""
+    w = windows(user, policy_daemon, "full", small_socket=True)
+    w.said(r'^stage=first title="Draw an unlock pattern"')
+    x, y = w.centre(1)
+    w.compositor.ok(f"pointer move {x} {y}")
+    w.compositor.ok("pointer press")
+    w.said(r"^stage=first .* dots=1 ")
+    before = int(w.compositor.ok("hold")["commits"])
+    mark = len(w.lines)
+    for _ in range(40):
+        w.compositor.ok("ping")
+        time.sleep(0.02)
+        if any(l.startswith("socket full") for l in w.lines[mark:]):
+            break
+    w._said(r"^socket full", mark, 5)
+    x, y = w.centre(2)
+    assert int(w.compositor.ok(f"pointer move {x} {y}")["commits"]) == before
+    w._said(r"^stage=first .* dots=2 ", mark, 5)
+    assert int(w.compositor.ok("release")["commits"]) == before
+    # No input from here on: only the window's own wait for the socket.
+    done = w.compositor.cmd(f"wait-frame {before} 3000")
+    assert done.startswith("ok"), f"the frame with the second dot never reached the compositor: {done}"
+    # The frame shown is the one with the line from dot 1 to dot 2.
+    image = w.shot("after-full")
+    (ax, ay), (bx, by) = w.centre(1), w.centre(2)
+    along = [image.rgb(ax + (bx - ax) * i // 10, ay + (by - ay) * i // 10) for i in range(3, 8)]
+    assert all(max(rgb) > 90 for rgb in along), f"no line from dot 1 to dot 2 on the screen: {along}"
 
 
 def test_closing_the_window_once_the_pattern_is_set_exits_0_and_keeps_it(windows, policy_daemon, user):
