@@ -9,6 +9,17 @@ import CCairo
 /// keep them; one face, not a second bold one, keeps one font file's pages
 /// (make bench-screen).
 /// Where fontconfig finds no font, cairo's toy face (its built-in font).
+/// The sizes text is set in (logical pixels), one scale for both Wayland
+/// programs: the field, the keys and the messages read the same on each.
+public enum TextSize {
+    /// Messages, prompts, the field, the keys; the setup window's title.
+    public static let body = 22.0
+    /// The user's name over the lock screen's grid.
+    public static let name = 28.0
+    /// The setup window's verdict, its reason and polkit's words.
+    public static let detail = 16.0
+}
+
 public enum LockFont {
     nonisolated(unsafe) public static let face: OpaquePointer =
         matched()

@@ -85,6 +85,11 @@ public struct GridGeometry: Equatable, Sendable {
         self.side = side
     }
 
+    /// A grid of `side` centred across a surface `width` wide, its top at `top`.
+    public init(centredAcross width: Double, top: Double, side: Double) {
+        self.init(origin: Point(x: (width - side) / 2, y: top), side: side)
+    }
+
     /// Distance between neighbouring dot centres.
     public var spacing: Double { side / 3 }
     public var hitRadius: Double { Self.hitShare * spacing }

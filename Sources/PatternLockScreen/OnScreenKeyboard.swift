@@ -305,6 +305,15 @@ public struct OnScreenKeyboard: Sendable {
         return placed
     }
 
+    /// The keyboard docked at the bottom of `band` (logical pixels), as both
+    /// Wayland programs show it: 8 pixels in from its sides, its last row on
+    /// its bottom edge. Its top (a field goes above it) and its keys.
+    public func docked(in band: Rect, minimumKey: Double) -> (top: Double, keys: [PlacedKey]) {
+        let width = band.width - 16
+        let top = band.y + band.height - height(width: width, minimumKey: minimumKey)
+        return (top, layout(origin: Point(x: band.x + 8, y: top), width: width, minimumKey: minimumKey))
+    }
+
     /// How tall the keyboard is in `width` (logical pixels).
     public func height(width: Double, minimumKey: Double) -> Double {
         let rows = fitted(width: width, minimumKey: minimumKey)

@@ -12,8 +12,6 @@ struct ScreenLayout {
     let height: Double
     let grid: GridGeometry
     static let margin = 40.0
-    static let fontSize = 22.0
-    static let nameSize = 28.0
 
     /// The on-screen keyboard's smallest key (logical pixels): about 7 mm where
     /// the output reports its width in millimetres, else 30 pixels.
@@ -34,15 +32,14 @@ struct ScreenLayout {
             // messages above it (`nameBaseline`, `messagesTop`).
             let side = min(self.width - 2 * 24, 480)
             let below = 12 + max(40, minimumKey) + 24
-            let y = max(Self.nameSize + 36, self.height - below - side)
-            grid = GridGeometry(origin: Point(x: (self.width - side) / 2, y: y), side: side)
+            let y = max(TextSize.name + 36, self.height - below - side)
+            grid = GridGeometry(centredAcross: self.width, top: y, side: side)
             return
         }
         let side = min(min(self.width, self.height) * 0.5, 480)
-        let x = (self.width - side) / 2
         // A little above the middle: the button and the messages go under it.
-        let y = max(Self.nameSize + 36, (self.height - side) / 2 - self.height * 0.1)
-        grid = GridGeometry(origin: Point(x: x, y: y), side: side)
+        let y = max(TextSize.name + 36, (self.height - side) / 2 - self.height * 0.1)
+        grid = GridGeometry(centredAcross: self.width, top: y, side: side)
     }
 
     /// A phone held upright: narrow, and at least half again as tall as wide.
@@ -51,7 +48,7 @@ struct ScreenLayout {
     }
 
     /// The user's name: over the grid; on a phone near the top, over the messages.
-    var nameBaseline: Double { phone ? min(grid.origin.y - 24, max(Self.nameSize + 36, height * 0.12)) : grid.origin.y - 24 }
+    var nameBaseline: Double { phone ? min(grid.origin.y - 24, max(TextSize.name + 36, height * 0.12)) : grid.origin.y - 24 }
     /// Under the grid, its button, then the messages; on a phone under the name,
     /// between it and the grid, where a long message has room.
     var messagesTop: Double { phone ? nameBaseline + 16 : buttonRect.y + buttonRect.height + 16 }
@@ -72,19 +69,16 @@ struct ScreenLayout {
     var contentRect: Rect {
         let w = min(width, max(grid.side + 2 * Self.margin, Self.contentCap)).rounded(.down)
         let x = ((width - w) / 2).rounded(.down)
-        let y = max(0, (nameBaseline - Self.nameSize - 12).rounded(.down))
+        let y = max(0, (nameBaseline - TextSize.name - 12).rounded(.down))
         return Rect(x: x, y: y, width: w, height: height - y)
     }
 
     /// The on-screen keyboard: at the bottom, as wide as the content allows.
-    var keyboardWidth: Double { contentRect.width - 16 }
-    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double {
-        height - 8 - keyboard.height(width: keyboardWidth, minimumKey: minimumKey)
-    }
-    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] {
-        keyboard.layout(
-            origin: Point(x: contentRect.x + 8, y: keyboardTop(keyboard)), width: keyboardWidth,
-            minimumKey: minimumKey)
+    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double { docked(keyboard).top }
+    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] { docked(keyboard).keys }
+    private func docked(_ keyboard: OnScreenKeyboard) -> (top: Double, keys: [PlacedKey]) {
+        let band = Rect(x: contentRect.x, y: 0, width: contentRect.width, height: height - 8)
+        return keyboard.docked(in: band, minimumKey: minimumKey)
     }
 
     /// The screen's one button ("Use password" on the grid, "Show keyboard" by
@@ -132,7 +126,7 @@ struct Renderer {
             cairo_restore(cr)
             return nil
         }
-        cairo_set_font_size(cr, ScreenLayout.nameSize)
+        cairo_set_font_size(cr, TextSize.name)
         setColour(cr, Palette.text)
         centredText(cr, user, y: state.showsGrid ? layout.nameBaseline : layout.fieldRect.y - 90, width: layout.width)
         if state.showsGrid {
@@ -147,7 +141,7 @@ struct Renderer {
             paintButton(
                 cr, layout.buttonRect,
                 state.offersPassword ? LockScreen.usePasswordLabel : LockScreen.showKeyboardLabel,
-                fontSize: ScreenLayout.fontSize)
+                fontSize: TextSize.body)
         }
         cairo_restore(cr)
         return nil
@@ -158,23 +152,23 @@ struct Renderer {
     /// the bottom.
     private func drawKeyboardScreen(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) -> Rect {
         let top = layout.keyboardTop(state.keyboard)
-        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        cairo_set_font_size(cr, TextSize.body)
         var texts = state.messages
         if let notice = state.notice { texts.append(notice) }
         let fieldHeight = layout.fieldRect.height
         var lines: [String] = []
         for text in texts { lines += wrap(text, width: layout.textWidth) { textWidth(cr, $0) } }
         let promptLines = state.promptText.map { wrap($0, width: layout.textWidth) { textWidth(cr, $0) } } ?? []
-        let step = ScreenLayout.fontSize * 1.4
+        let step = TextSize.body * 1.4
         // The block (name, messages, prompt, field) centred above the keyboard,
         // never above the content's top.
-        let block = ScreenLayout.nameSize + 16 + Double(lines.count + promptLines.count) * step + 12 + 16 + fieldHeight
+        let block = TextSize.name + 16 + Double(lines.count + promptLines.count) * step + 12 + 16 + fieldHeight
         let contentTop = layout.contentRect.y
-        var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + ScreenLayout.nameSize + 8
-        cairo_set_font_size(cr, ScreenLayout.nameSize)
+        var y = max(contentTop, contentTop + (top - contentTop - block) / 2) + TextSize.name + 8
+        cairo_set_font_size(cr, TextSize.name)
         setColour(cr, Palette.text)
         centredText(cr, user, y: y, width: layout.width)
-        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        cairo_set_font_size(cr, TextSize.body)
         y += 16
         for line in lines {
             y += step
@@ -188,17 +182,17 @@ struct Renderer {
         let fy = min(y + 16, top - fieldHeight - 12)
         let f = layout.fieldRect
         let box = Rect(x: f.x, y: fy, width: f.width, height: fieldHeight)
-        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: ScreenLayout.fontSize)
+        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: TextSize.body)
         if state.showsBackHint {
             // Under the field, where the keyboard leaves room for one line.
-            let hintY = fy + fieldHeight + ScreenLayout.fontSize * 1.3
+            let hintY = fy + fieldHeight + TextSize.body * 1.3
             if hintY < top - 6 {
-                cairo_set_font_size(cr, ScreenLayout.fontSize * 0.8)
+                cairo_set_font_size(cr, TextSize.body * 0.8)
                 cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
                 centredText(cr, LockScreen.backHint, y: hintY, width: layout.width)
             }
         }
-        paintKeys(cr, layout.keys(state.keyboard), keyboard: state.keyboard, fontSize: ScreenLayout.fontSize)
+        paintKeys(cr, layout.keys(state.keyboard), keyboard: state.keyboard, fontSize: TextSize.body)
         return box
     }
 
@@ -238,47 +232,47 @@ struct Renderer {
 
     private func drawField(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
         let f = layout.fieldRect
-        cairo_set_font_size(cr, ScreenLayout.fontSize)
+        cairo_set_font_size(cr, TextSize.body)
         if let prompt = state.promptText, !state.showsGrid {
             setColour(cr, Palette.text)
             var y = f.y - 16
             let lines = wrap(prompt, width: layout.textWidth) { textWidth(cr, $0) }
             for line in lines.reversed() {
                 centredText(cr, line, y: y, width: layout.width)
-                y -= ScreenLayout.fontSize * 1.4
+                y -= TextSize.body * 1.4
             }
         }
         // With the grid showing, the field goes under it.
         let box = state.showsGrid ? Rect(x: f.x, y: layout.messagesTop, width: f.width, height: f.height) : f
-        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: ScreenLayout.fontSize)
+        paintField(cr, box, field: state.field, inClear: state.showsFieldInClear, fontSize: TextSize.body)
     }
 
     private func drawMessages(_ cr: OpaquePointer, layout: ScreenLayout, state: LockScreen) {
         var texts = state.messages
         if let notice = state.notice { texts.append(notice) }
         guard !texts.isEmpty else { return }
-        cairo_set_font_size(cr, ScreenLayout.fontSize)
-        var y = layout.messagesTop + ScreenLayout.fontSize
+        cairo_set_font_size(cr, TextSize.body)
+        var y = layout.messagesTop + TextSize.body
         if state.showsField && state.showsGrid { y += layout.fieldRect.height + 16 }
-        if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + ScreenLayout.fontSize }
+        if !state.showsGrid { y = layout.fieldRect.y + layout.fieldRect.height + 24 + TextSize.body }
         let width = layout.textWidth
         for text in texts {
             setColour(cr, state.flashing ? Palette.error : Palette.text)
             for line in wrap(text, width: width, measure: { textWidth(cr, $0) }) {
                 centredText(cr, line, y: y, width: layout.width)
-                y += ScreenLayout.fontSize * 1.4
+                y += TextSize.body * 1.4
             }
-            y += ScreenLayout.fontSize * 0.4
+            y += TextSize.body * 0.4
         }
     }
 
     private func drawHint(_ cr: OpaquePointer, layout: ScreenLayout) {
-        cairo_set_font_size(cr, ScreenLayout.fontSize * 0.9)
+        cairo_set_font_size(cr, TextSize.body * 0.9)
         cairo_set_source_rgba(cr, Palette.text.r, Palette.text.g, Palette.text.b, 0.65)
         for (i, line) in wrap(LockScreen.backHint, width: layout.textWidth, measure: { textWidth(cr, $0) })
             .enumerated()
         {
-            centredText(cr, line, y: layout.height - 60 + Double(i) * ScreenLayout.fontSize * 1.3, width: layout.width)
+            centredText(cr, line, y: layout.height - 60 + Double(i) * TextSize.body * 1.3, width: layout.width)
         }
     }
 }

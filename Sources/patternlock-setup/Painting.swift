@@ -51,7 +51,7 @@ extension SetupApp {
         cairo_set_source_rgb(cr, 0x1B / 255, 0x1D / 255, 0x22 / 255)
         cairo_paint(cr)
         cairo_set_font_face(cr, LockFont.face)
-        cairo_set_font_size(cr, SetupLayout.titleSize)
+        cairo_set_font_size(cr, TextSize.body)
         setColour(cr, Palette.text)
         centredText(cr, setup.title, y: 56, width: l.width)
         if setup.stage == .password {
@@ -74,7 +74,7 @@ extension SetupApp {
             setColour(cr, refused || setup.failed || detail == PatternSetup.mismatchDetail ? Palette.error : Palette.text)
             // Smaller type for a long reason in a narrow window: it never runs into the grid.
             let room = (setup.stage == .ended ? l.height - 200 : SetupLayout.gridTop - 100)
-            var size = SetupLayout.detailSize
+            var size = TextSize.detail
             var lines: [String] = []
             while true {
                 cairo_set_font_size(cr, size)
@@ -106,25 +106,25 @@ extension SetupApp {
     func paintPassword(_ cr: OpaquePointer, _ l: SetupLayout) {
         let field = l.fieldRect(setup.keyboard)
         let questionY = field.y - 12
-        cairo_set_font_size(cr, SetupLayout.detailSize)
+        cairo_set_font_size(cr, TextSize.detail)
         setColour(cr, Palette.text)
         var y = 92.0
-        let step = SetupLayout.detailSize * 1.35
+        let step = TextSize.detail * 1.35
         for text in setup.proofLines {
             for line in wrap(text, width: l.width - 2 * SetupLayout.margin, measure: { textWidth(cr, $0) }) {
                 // Never over the question: the newest lines are the ones cut.
-                guard y < questionY - SetupLayout.titleSize else { break }
+                guard y < questionY - TextSize.body else { break }
                 centredText(cr, line, y: y, width: l.width)
                 y += step
             }
         }
         if let question = setup.question {
-            cairo_set_font_size(cr, SetupLayout.titleSize * 0.9)
+            cairo_set_font_size(cr, TextSize.body * 0.9)
             cairo_move_to(cr, field.x, questionY.rounded())
             fillText(cr, question)
         }
-        paintField(cr, field, field: setup.field, inClear: setup.questionInClear, fontSize: SetupLayout.titleSize)
-        paintKeys(cr, l.keys(setup.keyboard), keyboard: setup.keyboard, fontSize: SetupLayout.titleSize)
+        paintField(cr, field, field: setup.field, inClear: setup.questionInClear, fontSize: TextSize.body)
+        paintKeys(cr, l.keys(setup.keyboard), keyboard: setup.keyboard, fontSize: TextSize.body)
     }
 
     /// For --debug: what the window shows, said when it changes (never the dots).

@@ -20,8 +20,6 @@ struct SetupLayout {
     let width: Double
     let height: Double
     let grid: GridGeometry
-    static let titleSize = 22.0
-    static let detailSize = 16.0
     static let margin = 24.0
     static let buttonHeight = 48.0
     /// Under the title and four lines of the verdict's reason.
@@ -32,7 +30,7 @@ struct SetupLayout {
         self.height = Double(height)
         let room = self.height - Self.gridTop - Self.buttonHeight - 2 * Self.margin
         let side = max(120, min(self.width - 2 * Self.margin, room, 420))
-        grid = GridGeometry(origin: Point(x: (self.width - side) / 2, y: Self.gridTop), side: side)
+        grid = GridGeometry(centredAcross: self.width, top: Self.gridTop, side: side)
     }
 
     /// The on-screen keyboard's smallest key (logical pixels).
@@ -41,12 +39,13 @@ struct SetupLayout {
 
     /// The password stage: the on-screen keyboard above the buttons, the field
     /// above it, the agent's question over the field.
-    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] {
-        keyboard.layout(origin: Point(x: 8, y: keyboardTop(keyboard)), width: width - 16, minimumKey: Self.minimumKey)
-    }
+    func keys(_ keyboard: OnScreenKeyboard) -> [PlacedKey] { docked(keyboard).keys }
 
-    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double {
-        height - Self.margin - Self.buttonHeight - 12 - keyboard.height(width: width - 16, minimumKey: Self.minimumKey)
+    func keyboardTop(_ keyboard: OnScreenKeyboard) -> Double { docked(keyboard).top }
+
+    private func docked(_ keyboard: OnScreenKeyboard) -> (top: Double, keys: [PlacedKey]) {
+        let band = Rect(x: 0, y: 0, width: width, height: height - Self.margin - Self.buttonHeight - 12)
+        return keyboard.docked(in: band, minimumKey: Self.minimumKey)
     }
 
     func fieldRect(_ keyboard: OnScreenKeyboard) -> Rect {

@@ -162,6 +162,21 @@ struct OnScreenKeyboardTests {
         #expect(OnScreenKeyboard.key(at: Point(x: 7.9, y: top + 5), in: keys) == nil)
     }
 
+    @Test("docked in a band, as both programs show it: 8 pixels in from its sides, the last row on its bottom")
+    func dockedAtTheBottomOfABand() {
+        let kb = OnScreenKeyboard(keymap: Self.keymap())
+        let band = Rect(x: 100, y: 0, width: 600, height: 512)
+        let (top, keys) = kb.docked(in: band, minimumKey: 30)
+        #expect(!keys.isEmpty)
+        #expect(keys == kb.layout(origin: Point(x: 108, y: top), width: 584, minimumKey: 30))
+        #expect(abs(top + kb.height(width: 584, minimumKey: 30) - 512) < 0.001)
+        #expect(abs((keys.map { $0.rect.y + $0.rect.height }.max() ?? 0) - 512) < 0.001)
+        #expect((keys.map(\.rect.x).min() ?? 0) >= 108 - 0.001)
+        #expect((keys.map { $0.rect.x + $0.rect.width }.max() ?? 0) <= 692 + 0.001)
+        let grid = GridGeometry(centredAcross: 800, top: 40, side: 300)
+        #expect(grid == GridGeometry(origin: Point(x: 250, y: 40), side: 300))
+    }
+
     @Test(
         "it fits a portrait phone, a tablet and a 1080p screen with keys of at least the smallest size",
         arguments: [(344.0, 37.0), (784.0, 26.0), (784.0, 30.0), (200.0, 37.0)])
