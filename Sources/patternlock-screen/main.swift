@@ -97,7 +97,7 @@ app.askGlobals()
 _ = wl_display_roundtrip(display)
 guard app.lockManager != nil else {
     fail(
-        "this compositor does not offer ext-session-lock-v1, so it cannot lock the session safely and nothing was locked; use a compositor that has it: sway 1.8 or later, Hyprland, river, niri, labwc or COSMIC.",
+        "this compositor does not offer ext-session-lock-v1, so it cannot lock the session safely and nothing was locked; use a compositor that has it, such as sway 1.8 or later or labwc 0.8.",
         2)
 }
 guard app.globals?.compositor != nil, app.globals?.shm != nil else {

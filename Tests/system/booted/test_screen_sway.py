@@ -445,6 +445,56 @@ def test_a_killed_locker_leaves_the_session_locked_and_a_new_one_unlocks_it(scre
         assert screen.results(user) == ["OK"]
 
 
+def test_on_labwc_a_wrong_pattern_says_the_attempts_left_the_right_one_unlocks_and_a_killed_locker_leaves_it_locked(
+        screen):
+    """labwc 0.8, the other compositor of Debian 13 with ext-session-lock-v1
+    that runs without a GPU, headless in the same kind of session as sway:
+    what a person meets there, in one run. (wayfire 0.9 refuses to start
+    without a DRM device: its GLES2 renderer needs one, and this machine has
+    none.)"""
+    compositor = "labwc"
+
+    def desktop(c):
+        # swaybg's #00aa00, which labwc shows shaded from the middle out (pure green, darker to the corners)
+        return c[0] == 0 and c[2] == 0 and c[1] > 40
+
+    user = screen.user("plscr", PASSWORD, pattern=PATTERN)
+    with Desk(screen.system, user, PASSWORD, compositor=compositor, shot_prefix=f"screen-{compositor}") as desk:
+        assert desk.poll(lambda: desktop(desk.screen().background()), f"{compositor}'s green desktop")
+        lock = Lock(desk)
+        lock.await_prompt("pattern")
+        grid, idle = lock.grid()
+        desk.save(idle, "locked")
+        assert not [c for c in idle.colours() if desktop(c)], f"the desktop shows through the lock screen on {compositor}"
+        mark = lock.mark()
+        wrong_pattern(desk, lock, grid, 1, shot="wrong-red")
+        red_cleared(desk, grid)
+        text, image = read_until(desk, r"4 attempts left", "the attempts left on the screen")
+        desk.save(image, "wrong")
+        assert "Wrong pattern" in text, text
+        lock.await_prompt("pattern", since=mark)
+        desk.pointer().drag([grid[int(d)] for d in PATTERN])
+        lock.unlocked()
+        assert desk.poll(lambda: desktop(desk.screen().background()), f"{compositor}'s desktop after the unlock")
+        # A locker killed: the compositor keeps the outputs locked, never the
+        # desktop; a new locker takes the lock over and unlocks.
+        first = Lock(desk)
+        first.await_prompt("pattern")
+        first.kill9()
+        image = desk.screen()
+        desk.save(image, "killed")
+        assert not [c for c in image.colours() if desktop(c)], f"the desktop shows on {compositor} after the locker was killed"
+        again = Lock(desk)
+        again.await_prompt("pattern")
+        grid, _ = again.grid()
+        desk.pointer().drag([grid[int(d)] for d in PATTERN])
+        again.unlocked()
+        assert desk.poll(lambda: desktop(desk.screen().background()), f"{compositor}'s desktop after the unlock")
+        assert screen.results(user) == ["FAIL,remaining=4", "OK", "OK"]
+        lines = screen.verify_lines(user)
+        assert all(f" service={LOCKER} " in line for line in lines), lines
+
+
 def test_an_output_added_while_locked_gets_the_grid(screen):
     user = screen.user("plscr", PASSWORD, pattern=PATTERN)
     with Desk(screen.system, user, PASSWORD) as desk:

@@ -15,7 +15,8 @@ from harness.pg_support import PG_BIN
 
 # Its own build folder: the trait and the test build's flags differ from those of
 # `make fleet` (.build-fleet) and `make test-swift` (.build), and sharing one would
-# rebuild the other each time.
+# rebuild the other each time. `make test-system` builds it beforehand in the
+# background with these same options (STORE_CONTRACT_BUILD): keep the two alike.
 SWIFT_TEST = [os.environ.get("SWIFT", "swift"), "test", "-c", "release", "--traits", "PostgreSQL",
               "--scratch-path", ".build-fleet-test", "--filter", "StoreContract"]
 

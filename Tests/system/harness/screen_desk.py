@@ -98,7 +98,7 @@ class Desk:
     session (`start`) and a hand and an eye outside."""
 
     # The Wayland socket each compositor takes (sway skips wayland-0).
-    DISPLAY = {"sway": "wayland-1", "phosh": "wayland-0"}
+    DISPLAY = {"sway": "wayland-1", "labwc": "wayland-0", "phosh": "wayland-0"}
 
     def __init__(self, system, user, password, size=(800, 600), shot_prefix="screen", compositor="sway", seat=False):
         """`seat`: the session is on seat0, as a display manager's is (`login -p`
@@ -140,7 +140,7 @@ class Desk:
         # UserStopDelaySec (10 s) after, which no later test needs to wait for.
         self.system.run(f"touch {self.dir}/quit; sleep 0.3; loginctl terminate-user {self.user}; "
                         f"for i in $(seq 100); do "
-                        f"pgrep -u {self.user} -x 'sway|swaylock|gtklock|patternlock-scr|phoc|phosh|login' "
+                        f"pgrep -u {self.user} -x 'sway|labwc|swaybg|swaylock|gtklock|patternlock-scr|phoc|phosh|login' "
                         ">/dev/null || break; sleep 0.1; done")
 
     def path(self, name):
@@ -148,7 +148,7 @@ class Desk:
         return pathlib.Path(self.system.merged) / self.dir.lstrip("/") / name
 
     def diagnostics(self):
-        return self.system.run(f"cd {self.dir} && tail -n 30 ../pl-screen-{self.user}.out sway.log phoc.log out.* "
+        return self.system.run(f"cd {self.dir} && tail -n 30 ../pl-screen-{self.user}.out sway.log labwc.log phoc.log out.* "
                                "rc.*; "
                                "ls; tail -n 20 /var/log/journal 2>/dev/null; "
                                "journalctl -n 20 --no-pager -o cat -u patternlockd.service").stdout

@@ -51,6 +51,10 @@ PACKAGES = sorted([
     "gtklock",
     # a desktop of one colour, which a lock screen must never let show
     "swaybg",
+    # labwc 0.8, the other compositor of Debian 13 with ext-session-lock-v1 that runs
+    # without a GPU (wayfire 0.9 needs a DRM device for its GLES2 renderer), the lock
+    # screen on it headless (test_screen_sway.py); wlr-randr sets its output's mode
+    "labwc", "wlr-randr",
     # what patternlock-screen and the virtual-pointer driver (built on this
     # machine, run there unchanged) link
     "libwayland-client0", "libcairo2", "libxkbcommon0",
