@@ -25,6 +25,13 @@ var passedOver = [
 // below the 0.447 spacings a knight move passes from the dots beside it.
 var hitShare = 0.3;
 
+// A phone held upright, in logical pixels: narrow, and at least half again as
+// tall as wide. There the grid goes across most of the width and low, where a
+// thumb reaches (GridGeometry.isPortraitPhone, the lock screen's rule).
+function isPortraitPhone(width, height) {
+    return width < 600 && height >= 1.5 * width;
+}
+
 // The centre of dot (1-9) in a grid of `side` pixels from (0, 0).
 function centre(dot, side) {
     var s = side / 3;

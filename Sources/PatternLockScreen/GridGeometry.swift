@@ -85,6 +85,14 @@ public struct GridGeometry: Equatable, Sendable {
         self.side = side
     }
 
+    /// A phone held upright (logical pixels): narrow, and at least half again as
+    /// tall as wide. There a screen puts the grid across most of the width and
+    /// low, where a thumb reaches. js/PatternRule.js holds the same rule for the
+    /// JavaScript screens (PlasmaRuleTests compares the two).
+    public static func isPortraitPhone(width: Double, height: Double) -> Bool {
+        width < 600 && height >= 1.5 * width
+    }
+
     /// A grid of `side` centred across a surface `width` wide, its top at `top`.
     public init(centredAcross width: Double, top: Double, side: Double) {
         self.init(origin: Point(x: (width - side) / 2, y: top), side: side)

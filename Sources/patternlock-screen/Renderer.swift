@@ -25,7 +25,7 @@ struct ScreenLayout {
         self.height = Double(height)
         minimumKey =
             physicalWidth > 0 ? min(max(7 * self.width / Double(physicalWidth), 20), self.width / 6) : 30
-        phone = Self.isPortraitPhone(width: self.width, height: self.height)
+        phone = GridGeometry.isPortraitPhone(width: self.width, height: self.height)
         if phone {
             // As on a phone's lock screen: across most of the width, in the lower
             // part where a thumb reaches, the button under it; the name and the
@@ -40,11 +40,6 @@ struct ScreenLayout {
         // A little above the middle: the button and the messages go under it.
         let y = max(TextSize.name + 36, (self.height - side) / 2 - self.height * 0.1)
         grid = GridGeometry(centredAcross: self.width, top: y, side: side)
-    }
-
-    /// A phone held upright: narrow, and at least half again as tall as wide.
-    static func isPortraitPhone(width: Double, height: Double) -> Bool {
-        width < 600 && height >= 1.5 * width
     }
 
     /// The user's name: over the grid; on a phone near the top, over the messages.

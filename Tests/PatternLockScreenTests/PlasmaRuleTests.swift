@@ -39,6 +39,33 @@ struct PlasmaRuleTests {
         #expect(try numbers("minimumDots", in: text) == [Double(Pattern.minimumDots)])
     }
 
+    @Test("a phone held upright is the same shape there as on the lock screen")
+    func portraitPhone() throws {
+        var sizes: [(Double, Double)] = []
+        for w in stride(from: 200.0, through: 1000, by: 20) {
+            for h in stride(from: 200.0, through: 1600, by: 20) { sizes.append((w, h)) }
+        }
+        sizes += [(599, 898.5), (599, 898), (600, 900), (360, 720), (720, 1440), (412, 915)]
+        let driver = """
+            const out = [];
+            for (const line of fs.readFileSync(0, "utf8").split("\\n")) {
+                if (!line) continue;
+                const [w, h] = line.split(" ").map(Number);
+                out.push(isPortraitPhone(w, h) ? "1" : "0");
+            }
+            process.stdout.write(out.join(""));
+            """
+        let input = sizes.map { "\($0.0) \($0.1)\n" }.joined()
+        let output = try ScreenScript.run(Self.file, driver: driver, input: Data(input.utf8))
+        #expect(output.count == sizes.count)
+        for (i, (w, h)) in sizes.enumerated() where i < output.count {
+            let js = output[output.index(output.startIndex, offsetBy: i)] == "1"
+            #expect(js == GridGeometry.isPortraitPhone(width: w, height: h), "\(w)x\(h)")
+        }
+        #expect(GridGeometry.isPortraitPhone(width: 360, height: 720))
+        #expect(!GridGeometry.isPortraitPhone(width: 720, height: 1440), "720 logical pixels is a tablet's width")
+    }
+
     /// For every pattern: its dots drawn through their centres (a press on the
     /// first, one straight move to each next), and its digits typed with each
     /// dot a move passes over left out; what the file's `move` and `type` make of them.

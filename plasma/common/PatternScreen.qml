@@ -17,6 +17,7 @@
 import QtQuick 2.15
 import QtQuick.Controls 2.15
 import "Conversation.js" as Conv
+import "PatternRule.js" as Rule
 
 Item {
     id: screen
@@ -390,14 +391,20 @@ Item {
     // its button and the row of Virtual Keyboard and Switch User allows.
     readonly property real bodyTop: head.y + head.height + 12
     readonly property real bodyRoom: height - bodyTop - 16 - button.height - 16 - 56
+    // A phone held upright (PatternRule.js, the lock screen's rule): the grid
+    // across most of the width and low, where a thumb reaches, its button and the
+    // row of Virtual Keyboard and Switch User under it, the words above it.
+    readonly property bool phone: Rule.isPortraitPhone(width, height)
 
     PatternGrid {
         id: grid
         visible: screen.phase !== "password"
-        width: Math.max(120, Math.min(screen.width * 0.7, screen.bodyRoom, 480))
+        width: screen.phone ? Math.max(120, Math.min(screen.width - 48, screen.bodyRoom, 480))
+                            : Math.max(120, Math.min(screen.width * 0.7, screen.bodyRoom, 480))
         height: width
         x: (screen.width - width) / 2
-        y: screen.bodyTop
+        y: screen.phone ? Math.max(screen.bodyTop, screen.height - 16 - 56 - 16 - button.height - 16 - width)
+                        : screen.bodyTop
         hidePath: screen.hidePath
         enabled: screen.phase === "pattern" && !screen.flashing
         onDrawn: function (dots) {

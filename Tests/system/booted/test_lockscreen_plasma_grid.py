@@ -70,12 +70,19 @@ class PlasmaLock(Desktop):
     on logind's word and shows patternlock's grid (once the user has run
     `patternlock-plasma enable`)."""
 
-    def __init__(self, clients, user, enable=True, wayland=False, password=PASSWORD):
-        super().__init__(clients, user, "plasma-wayland" if wayland else "plasma", password=password)
+    def __init__(self, clients, user, enable=True, wayland=False, password=PASSWORD, mobile=False):
+        """`mobile`: Plasma Mobile's session (startplasmamobile's environment,
+        lockscreen_session.sh), KWin at a phone's 720x1440 pixels, scale 2."""
+        kind = "plasma-mobile" if mobile else "plasma-wayland" if wayland else "plasma"
+        super().__init__(clients, user, kind, password=password)
         self.uid = clients.uid(user)
         self.version = clients.plasma
         self.enable = enable
-        self.unit = "plasma-kwin_wayland.service" if wayland else "plasma-ksmserver.service"
+        self.mobile = mobile
+        # The lock screen says where things are in logical pixels; the screen has scale times as many.
+        self.scale = 2 if mobile else 1
+        self.width = 720 if mobile else 800
+        self.unit = "plasma-kwin_wayland.service" if wayland or mobile else "plasma-ksmserver.service"
         self.mark = 0
 
     def __enter__(self):
@@ -90,14 +97,21 @@ class PlasmaLock(Desktop):
             # patternlock-plasma wrote; WAYLAND_DISPLAY unset, or KWin would
             # take a nested Wayland backend.
             dropin = f"/home/{self.user}/.config/systemd/user/plasma-kwin_wayland.service.d/zz-headless-test.conf"
+            size = "--width 360 --height 720 --scale 2" if self.mobile else "--width 800 --height 600"
             self.system.ok(f"install -D -o {self.user} -g {self.user} -m 0644 /dev/stdin {dropin}",
                            input="[Service]\nExecStart=\nExecStart=/usr/bin/kwin_wayland_wrapper --x11-display :5 "
-                                 "--width 800 --height 600\nEnvironment=KWIN_COMPOSE=Q QT_QUICK_BACKEND=software\n"
+                                 f"{size}\nEnvironment=KWIN_COMPOSE=Q QT_QUICK_BACKEND=software\n"
                                  "UnsetEnvironment=WAYLAND_DISPLAY\n")
         super().__enter__()
         self.wait(f"test -s {self.dir}/session && runuser -u {self.user} -- env {self.bus()} "
                   f"gdbus introspect --session --dest org.freedesktop.ScreenSaver --object-path /ScreenSaver "
                   f">/dev/null 2>&1", "ksmserver on the session bus")
+        if self.mobile:
+            # A phone's panel is at scale 2, which KScreen gives it; KWin's window
+            # on Xvfb is an output of unknown size, so the test sets it as KScreen would.
+            out = self.system.ok(f"runuser -u {self.user} -- env XDG_RUNTIME_DIR=/run/user/{self.uid} "
+                                 f"WAYLAND_DISPLAY=wayland-0 {self.bus()} kscreen-doctor output.X11-0.scale.2 2>&1")
+            assert "error" not in out.lower(), out
         return self
 
     def bus(self):
@@ -159,8 +173,10 @@ class PlasmaLock(Desktop):
                               "tr '\\0' '\\n' < /proc/$p/environ; done").splitlines()
 
     def grid(self):
+        """The dots' centres on the screen (the lock screen's logical pixels times the scale)."""
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", self.said(r"^phase=.* grid=")[-1]).groups())
-        return lambda d: (x + ((d - 1) % 3 + 0.5) * side / 3, y + ((d - 1) // 3 + 0.5) * side / 3)
+        k = self.scale
+        return lambda d: (k * (x + ((d - 1) % 3 + 0.5) * side / 3), k * (y + ((d - 1) // 3 + 0.5) * side / 3))
 
     def drag(self, pattern):
         """The pointer pressed on the first dot, moved in small steps through
@@ -184,7 +200,7 @@ class PlasmaLock(Desktop):
 
     def click(self):
         """Clicks the screen's button ("Use password")."""
-        x, y = (int(v) for v in re.search(r"button=(\d+),(\d+)", self.said(r"^phase=pattern ")[-1]).groups())
+        x, y = (int(v) * self.scale for v in re.search(r"button=(\d+),(\d+)", self.said(r"^phase=pattern ")[-1]).groups())
         self.as_user(f"xdotool mousemove {x} {y} click 1 mousemove 5 5")
 
     def type(self, text):
@@ -200,11 +216,11 @@ class PlasmaLock(Desktop):
         self.shot(name)
         name = f"{self.version}-{name}"
         self.poll(lambda: self.said(r" words=\d+,[1-9]"), "the messages on the screen")
-        top, height = (int(v) for v in re.search(r" words=(\d+),(\d+)", self.said(r" words=")[-1]).groups())
+        top, height = (int(v) * self.scale for v in re.search(r" words=(\d+),(\d+)", self.said(r" words=")[-1]).groups())
         readings = []
-        for scale in (200, 300):
+        for scale in (200 // self.scale, 300 // self.scale):
             readings.append(" ".join(self.as_user(
-                f"/usr/bin/convert {name}.png -crop 800x{height + 8}+0+{max(0, top - 4)} -resize {scale}% "
+                f"/usr/bin/convert {name}.png -crop {self.width}x{height + 8}+0+{max(0, top - 4)} -resize {scale}% "
                 f"-colorspace gray -negate {name}-band.png && "
                 f"tesseract {name}-band.png - --psm 6 2>/dev/null").split()))
         return " | ".join(readings)
@@ -472,6 +488,86 @@ def test_on_wayland_kwin_starts_the_grid_through_the_drop_in_and_the_dragged_pat
         desk.drag(PATTERN)
         desk.unlocks()
     assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
+
+
+def test_plasma_mobile_s_session_shows_the_grid_low_on_the_phone_and_after_five_wrong_the_password_unlocks(plasma6):
+    """Plasma Mobile 6.3 as startplasmamobile starts it: that script's
+    environment (PLASMA_DEFAULT_SHELL=org.kde.plasma.mobileshell, the phone's
+    PLASMA_PLATFORM, its KWin settings from plasma-mobile-envmanager) given to
+    the user's systemd, then kwin_wayland's unit, which starts the greeter, on a
+    phone's 720x1440 pixels at scale 2. The drop-in of `patternlock-plasma
+    enable` wins over the session's shell: the grid shows, across most of the
+    width and in the lower half, where a thumb reaches; a wrong pattern says
+    the attempts left, the right one unlocks as service kde; locked again, five
+    wrong patterns say the lock, and the password typed unlocks, never seen by
+    the daemon. (The password is typed on a keyboard: maliit, the phone's
+    on-screen keyboard, starts in this session but KWin never shows its panel
+    here, VirtualKeyboard visible=false even when forced, so tapping it is
+    untested; LOCKERS.md says so.)"""
+    clients = plasma6
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    with PlasmaLock(clients, user, mobile=True) as desk:
+        status_text = desk.as_user(f"env XDG_RUNTIME_DIR=/run/user/{desk.uid} {desk.bus()} patternlock-plasma status")
+        assert "Plasma Mobile: on" in status_text and "This session is Plasma Mobile's: its lock screen is the grid" \
+            in status_text, status_text
+        desk.lock()
+        env = desk.greeter_env()
+        assert "PLASMA_PLATFORM=phone:handset" in env, "not Plasma Mobile's session"
+        assert "QT_QPA_PLATFORM=wayland" in env, "the greeter is not KWin's Wayland client"
+        assert "PLASMA_DEFAULT_SHELL=org.patternlock.plasma" in env
+        x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", desk.said(r"^phase=.* grid=")[-1]).groups())
+        assert side >= 0.8 * 360 and y + side / 2 > 720 / 2, f"the grid at {x},{y} ({side} across) on a 360x720 phone"
+        desk.shot("mobile-grid")
+        desk.drag(WRONG_PATTERN)
+        desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
+        said = desk.read("mobile-wrong")
+        assert "Wrong pattern" in said and "4 attempts left" in said, said
+        assert desk.active()
+        desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
+        desk.drag(PATTERN)
+        desk.unlocks()
+        assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
+        assert all(" service=kde " in line for line in verify_lines(clients, user)), verify_lines(clients, user)
+        desk.lock()
+        for n in range(1, 6):
+            desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= n, "the module's prompt")
+            desk.drag(WRONG_PATTERN)
+            desk.poll(lambda: desk.count(r"^attempt result=failure") >= n, f"wrong pattern {n} refused")
+        desk.poll(lambda: desk.said(r"^prompt kind=password"), "pam_unix's prompt, with the field")
+        said = desk.read("mobile-locked-out")
+        assert "locked after 5 failed attempts" in said, said
+        before, counted = verify_lines(clients, user), status(clients, user)
+        desk.type(PASSWORD)
+        desk.unlocks()
+        assert verify_lines(clients, user) == before and status(clients, user) == counted, \
+            "the password reached the daemon"
+
+
+def test_plasma_mobile_disabled_locks_with_its_own_screen_which_takes_the_typed_pattern(plasma6):
+    """`patternlock-plasma disable` gives a phone its own lock screen back:
+    the greeter gets Plasma Mobile's shell package, nothing of ours runs, and
+    `status` says which lock screen the session gets."""
+    clients = plasma6
+    user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
+    out = clients.system.ok(f"runuser -u {user} -- patternlock-plasma enable && "
+                            f"runuser -u {user} -- patternlock-plasma disable")
+    assert "Plasma's own lock screen is back" in out, out
+    with PlasmaLock(clients, user, enable=False, mobile=True) as desk:
+        status_text = desk.as_user(f"env XDG_RUNTIME_DIR=/run/user/{desk.uid} {desk.bus()} patternlock-plasma status")
+        assert "Plasma Mobile: off" in status_text and "its lock screen is its own PIN keypad" in status_text, \
+            status_text
+        desk.lock(grid=False)
+        desk.poll(lambda: "PLASMA_DEFAULT_SHELL=org.kde.plasma.mobileshell" in desk.greeter_env(),
+                  "the greeter given Plasma Mobile's shell package")
+        # Its PIN keypad's field takes keys too: a key wakes it, the pattern's digits unlock.
+        time.sleep(3)
+        desk.as_user("xdotool key shift")
+        time.sleep(1)
+        desk.shot("mobile-disabled")
+        desk.type(PATTERN)
+        desk.unlocks()
+        assert not desk.said(r"^phase=|^prompt kind="), "patternlock's lock screen ran"
+    assert verify_results(clients, user) == ["OK"]
 
 
 def test_the_pattern_typed_on_keys_1_to_9_unlocks_and_any_other_key_starts_the_password(plasma6):

@@ -4,7 +4,7 @@
 # with `login` on a pty and execs this as the session's shell), so that the lock
 # screens it starts, and the PAM conversations they run, belong to that session.
 #
-#   lockscreen_session.sh sway|x11|kde|plasma|plasma-wayland DIR
+#   lockscreen_session.sh sway|x11|kde|plasma|plasma-wayland|plasma-mobile DIR
 #
 # Starts a display server of that kind (sway on the headless wlroots backend, or
 # Xvfb :5 for the others), writes DIR/ready, then each time DIR/lock appears
@@ -22,6 +22,13 @@
 # not used. plasma-wayland is the same with plasma-kwin_wayland.service, KWin as
 # the Wayland compositor that locks and starts the greeter; with no display
 # hardware here, the test's drop-in runs KWin in a window on Xvfb.
+# plasma-mobile is Plasma Mobile's session as startplasmamobile makes it: that
+# script's own environment (every line of it but the last, which starts the
+# session: its variables, then plasma-mobile-envmanager --apply-settings, which
+# writes the phone's KWin settings, maliit-keyboard as its input method) given to
+# the user's systemd, as startplasma-wayland gives it, then
+# plasma-kwin_wayland.service, on a phone's 720x1440 Xvfb. EGL_PLATFORM=wayland
+# stays out: KWin in a window on Xvfb draws with X11.
 set -u
 kind=$1
 dir=$2
@@ -34,8 +41,10 @@ sway)
     export WAYLAND_DISPLAY=wayland-1
     until [ -S "$XDG_RUNTIME_DIR/$WAYLAND_DISPLAY" ] && grim - >/dev/null 2>&1; do sleep 0.1; done
     ;;
-x11 | kde | plasma | plasma-wayland)
-    Xvfb :5 -screen 0 800x600x24 -nolisten tcp >"$dir/server.log" 2>&1 </dev/null &
+x11 | kde | plasma | plasma-wayland | plasma-mobile)
+    screen=800x600x24
+    [ "$kind" = plasma-mobile ] && screen=720x1440x24
+    Xvfb :5 -screen 0 $screen -nolisten tcp >"$dir/server.log" 2>&1 </dev/null &
     server=$!
     export DISPLAY=:5
     until xdpyinfo >/dev/null 2>&1; do sleep 0.1; done
@@ -43,6 +52,21 @@ x11 | kde | plasma | plasma-wayland)
     case $kind in
     plasma) unit=plasma-ksmserver.service ;;
     plasma-wayland) unit=plasma-kwin_wayland.service ;;
+    plasma-mobile)
+        unit=plasma-kwin_wayland.service
+        sed '$d' /usr/bin/startplasmamobile >"$dir/startplasmamobile-env"
+        # What a display manager gives the session it starts from
+        # plasma-mobile.desktop (DesktopNames=KDE), and the script without
+        # set -u, as a display manager runs it.
+        export XDG_SESSION_TYPE=wayland XDG_CURRENT_DESKTOP=KDE XDG_SESSION_DESKTOP=KDE
+        set +u
+        . "$dir/startplasmamobile-env" >>"$dir/server.log" 2>&1
+        set -u
+        unset EGL_PLATFORM
+        vars=$(sed -n 's/^export \([A-Z_]*\)=.*/\1/p' "$dir/startplasmamobile-env" | grep -v '^EGL_PLATFORM$')
+        # shellcheck disable=SC2086
+        systemctl --user import-environment $vars
+        ;;
     esac
     if [ -n "$unit" ]; then
         echo "$XDG_SESSION_ID" >"$dir/session"
@@ -52,7 +76,7 @@ x11 | kde | plasma | plasma-wayland)
     fi
     ;;
 *)
-    echo "usage: $0 sway|x11|kde|plasma|plasma-wayland DIR" >&2
+    echo "usage: $0 sway|x11|kde|plasma|plasma-wayland|plasma-mobile DIR" >&2
     exit 2
     ;;
 esac

@@ -62,9 +62,10 @@ class Desktop:
     takes screenshots as the user from outside, as a keyboard and a camera would."""
 
     LOCKER = {"sway": "swaylock", "x11": "xsecurelock", "kde": "kscreenlocker_greet", "plasma": "kscreenlocker_greet",
-              "plasma-wayland": "kscreenlocker_greet"}
+              "plasma-wayland": "kscreenlocker_greet", "plasma-mobile": "kscreenlocker_greet"}
     # xsecurelock's default XSECURELOCK_PAM_SERVICE; KDE's greeter has "kde" in its code.
-    SERVICE = {"sway": "swaylock", "x11": "common-auth", "kde": "kde", "plasma": "kde", "plasma-wayland": "kde"}
+    SERVICE = {"sway": "swaylock", "x11": "common-auth", "kde": "kde", "plasma": "kde", "plasma-wayland": "kde",
+               "plasma-mobile": "kde"}
 
     def __init__(self, clients, user, kind, password=PASSWORD):
         """`password`: the user's, which `login` is given."""

@@ -71,6 +71,12 @@ PACKAGES = sorted([
     # (plasma-desktop), kwin_wayland, which starts the greeter on Wayland; on X11 a
     # virtual server, the pointer driven and the screen grabbed
     "libkscreenlocker6", "plasma-workspace", "plasma-desktop", "kwin-wayland",
+    # Plasma Mobile 6.3 (its shell package, startplasmamobile): the phone session whose
+    # kwin_wayland starts the same greeter (test_lockscreen_plasma_grid.py); its
+    # on-screen keyboard, maliit-keyboard, is a Qt 5 program, and Qt 5's Wayland
+    # platform plugin is in qtwayland5, which no package of the session pulls in
+    # (without it maliit crashes at once, "Could not find the Qt platform plugin")
+    "plasma-mobile", "qtwayland5",
     # Qt's on-screen keyboard behind the lock screen's Virtual Keyboard button on X11
     # (a Plasma desktop has it through sddm-theme-breeze's Recommends)
     "qt6-virtualkeyboard-plugin",
