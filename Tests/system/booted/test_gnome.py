@@ -268,6 +268,67 @@ def test_with_the_extension_disabled_gnome_s_own_dialog_takes_the_typed_pattern_
         g.as_user(f"gnome-extensions enable {UUID}")
 
 
+DCONF_PROFILE = "user-db:user\nsystem-db:local\n"
+DCONF_DEFAULTS = f"[org/gnome/shell]\nenabled-extensions=['{UUID}']\n"
+
+
+def test_enabled_for_everyone_in_the_dconf_defaults_a_user_who_never_chose_gets_the_grid(fresh):
+    """The administrator's way in patternlock-gnome(7): a dconf profile that
+    reads the system's local database, the extension in its defaults, `dconf
+    update`; a user whose own list is unset gets the grid at the next start of
+    the shell, and the pattern drawn unlocks."""
+    g = fresh
+    g.as_user("dconf reset /org/gnome/shell/enabled-extensions && "
+              "dconf reset /org/gnome/shell/disabled-extensions")
+    g.system.ok("install -D -m 0644 /dev/stdin /etc/dconf/profile/user", input=DCONF_PROFILE)
+    g.system.ok("install -D -m 0644 /dev/stdin /etc/dconf/db/local.d/00-patternlock", input=DCONF_DEFAULTS)
+    g.system.ok("dconf update")
+    try:
+        g.stop_shell()
+        g.start_shell()
+        poll(lambda: "State: ACTIVE" in g.as_user(f"gnome-extensions info {UUID}").stdout,
+             "GNOME Shell to run the extension from the defaults", timeout=20)
+        assert UUID in g.as_user("gsettings get org.gnome.shell enabled-extensions").stdout
+        before = len(g.daemon_verifies())
+        mark = g.lock()
+        view = g.wait_view(mark, "the grid", where="unlock", view="grid", phase="pattern")
+        g.draw(view, PATTERN)
+        g.unlocked()
+        assert results(g, before) == ["OK"]
+    finally:
+        g.system.run("rm -f /etc/dconf/db/local.d/00-patternlock /etc/dconf/profile/user && dconf update")
+        g.as_user(f"gnome-extensions enable {UUID}")
+
+
+def test_an_extension_that_fails_to_load_leaves_gnome_s_own_dialog_which_takes_the_pattern_and_the_password(fresh):
+    """A broken or outdated extension (here its extension.js cut short, as a
+    bad upgrade might leave it) never leaves a screen that cannot be unlocked:
+    GNOME marks it failed and its own dialog asks, and takes the typed pattern
+    and the password."""
+    g = fresh
+    script = f"/usr/share/gnome-shell/extensions/{UUID}/extension.js"
+    kept = g.system.ok(f"cat {script}")
+    g.system.ok(f"head -c {len(kept) // 2} > {script}.part && mv {script}.part {script}", input=kept)
+    try:
+        g.stop_shell()
+        g.start_shell()
+        poll(lambda: "State: ERROR" in g.as_user(f"gnome-extensions info {UUID}").stdout,
+             "GNOME Shell to mark the extension failed", timeout=20)
+        before = len(g.daemon_verifies())
+        mark = g.lock(extension=False)
+        assert not [line for line in g.since(mark) if line.startswith("attached")]
+        g.type(PATTERN)
+        g.key(KEY_RETURN)
+        g.unlocked()
+        g.lock(extension=False)
+        g.type(PASSWORD)
+        g.key(KEY_RETURN)
+        g.unlocked()
+        assert results(g, before) == ["OK"]
+    finally:
+        g.system.ok(f"cat > {script}", input=kept)
+
+
 def test_with_the_package_removed_gnome_s_own_dialog_comes_back(fresh):
     """Last: it removes the package and starts the shell again."""
     g = fresh
