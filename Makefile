@@ -101,8 +101,9 @@ STORE_CONTRACT_BUILD = $(SWIFT) test list -c release --traits PostgreSQL --scrat
 
 test-system: all build/patternlockd-fleet
 	@mkdir -p build
-	nice -n 19 $(STORE_CONTRACT_BUILD) >build/store-contract-build.log 2>&1 & \
-	$(PYTHON) -m pytest -v Tests/system; status=$$?; wait; exit $$status
+	nice -n 19 $(STORE_CONTRACT_BUILD) >build/store-contract-build.log 2>&1 & build=$$!; \
+	trap 'kill $$build 2>/dev/null' INT TERM; \
+	$(PYTHON) -m pytest -v Tests/system; status=$$?; wait $$build; exit $$status
 
 # The fast loop while working: every system test except the booted containers,
 # the fleet (PostgreSQL) and the Debian package builds, i.e. the markers booted,

@@ -1,14 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCairo
 
-/// The one face every text of the lock screen and the setup window is drawn in: the file fontconfig
-/// gives for "sans-serif" under the machine's configuration, opened by cairo
-/// from that file alone. fontconfig is asked once, through a configuration of
-/// its own that is destroyed at once, so its parsed rules and font lists (about
-/// 130 KB) do not stay in the locker's memory, as cairo's toy font API would
-/// keep them; one face, not a second bold one, keeps one font file's pages
-/// (make bench-screen).
-/// Where fontconfig finds no font, cairo's toy face (its built-in font).
 /// The sizes text is set in (logical pixels), one scale for both Wayland
 /// programs: the field, the keys and the messages read the same on each.
 public enum TextSize {
@@ -19,6 +11,15 @@ public enum TextSize {
     /// The setup window's verdict, its reason and polkit's words.
     public static let detail = 16.0
 }
+
+/// The one face every text of the lock screen and the setup window is drawn in: the file fontconfig
+/// gives for "sans-serif" under the machine's configuration, opened by cairo
+/// from that file alone. fontconfig is asked once, through a configuration of
+/// its own that is destroyed at once, so its parsed rules and font lists (about
+/// 130 KB) do not stay in the locker's memory, as cairo's toy font API would
+/// keep them; one face, not a second bold one, keeps one font file's pages
+/// (make bench-screen).
+/// Where fontconfig finds no font, cairo's toy face (its built-in font).
 
 public enum LockFont {
     nonisolated(unsafe) public static let face: OpaquePointer =

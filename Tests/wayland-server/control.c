@@ -520,8 +520,11 @@ static void run_command(char *line);
 
 /* hold: from now until release, nothing the clients send is read, as when a
  * compositor is busy: a client writing more than its socket's buffer takes
- * meets EAGAIN. Events and replies still go out; the commands are read here,
- * on stdin alone, until release. */
+ * meets EAGAIN. The events commands send and the replies still go out; the
+ * commands are read here, on stdin alone, until release, while the event loop
+ * (frame callbacks, the wait timer, signals) waits. Send it on its own: after
+ * a command that waits, it would hold inside the dispatch of the client whose
+ * request ended that wait. */
 static void hold(void)
 {
 	if (held) {
@@ -548,8 +551,11 @@ static void hold(void)
 			input_len = 0;
 		}
 		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			break;
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			held = false;
+			wl_display_terminate(server.display);
+			return;
+		}
 		ssize_t n = read(STDIN_FILENO, input + input_len,
 				 sizeof(input) - input_len);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))

@@ -390,7 +390,9 @@ Item {
     // Below the words: the grid (or the field), as large as the room left above
     // its button and the row of Virtual Keyboard and Switch User allows.
     readonly property real bodyTop: head.y + head.height + 12
-    readonly property real bodyRoom: height - bodyTop - 16 - button.height - 16 - 56
+    // Where the grid's room ends: above its button and the bottom row.
+    readonly property real bodyBottom: height - 16 - button.height - 16 - 56
+    readonly property real bodyRoom: bodyBottom - bodyTop
     // A phone held upright (PatternRule.js, the lock screen's rule): the grid
     // across most of the width and low, where a thumb reaches, its button and the
     // row of Virtual Keyboard and Switch User under it, the words above it.
@@ -403,8 +405,7 @@ Item {
                             : Math.max(120, Math.min(screen.width * 0.7, screen.bodyRoom, 480))
         height: width
         x: (screen.width - width) / 2
-        y: screen.phone ? Math.max(screen.bodyTop, screen.height - 16 - 56 - 16 - button.height - 16 - width)
-                        : screen.bodyTop
+        y: screen.phone ? Math.max(screen.bodyTop, screen.bodyBottom - width) : screen.bodyTop
         hidePath: screen.hidePath
         enabled: screen.phase === "pattern" && !screen.flashing
         onDrawn: function (dots) {

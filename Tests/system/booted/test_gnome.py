@@ -278,6 +278,9 @@ def test_enabled_for_everyone_in_the_dconf_defaults_a_user_who_never_chose_gets_
     update`; a user whose own list is unset gets the grid at the next start of
     the shell, and the pattern drawn unlocks."""
     g = fresh
+    # Debian ships no dconf profile for users: without the one below the
+    # system's defaults are never read (what patternlock-gnome(7) says).
+    assert g.system.run("test -e /etc/dconf/profile/user").returncode != 0
     g.as_user("dconf reset /org/gnome/shell/enabled-extensions && "
               "dconf reset /org/gnome/shell/disabled-extensions")
     g.system.ok("install -D -m 0644 /dev/stdin /etc/dconf/profile/user", input=DCONF_PROFILE)
@@ -327,6 +330,8 @@ def test_an_extension_that_fails_to_load_leaves_gnome_s_own_dialog_which_takes_t
         assert results(g, before) == ["OK"]
     finally:
         g.system.ok(f"cat > {script}", input=kept)
+        g.stop_shell()
+        g.start_shell()
 
 
 def test_with_the_package_removed_gnome_s_own_dialog_comes_back(fresh):

@@ -497,13 +497,13 @@ def test_plasma_mobile_s_session_shows_the_grid_low_on_the_phone_and_after_five_
     the user's systemd, then kwin_wayland's unit, which starts the greeter, on a
     phone's 720x1440 pixels at scale 2. The drop-in of `patternlock-plasma
     enable` wins over the session's shell: the grid shows, across most of the
-    width and in the lower half, where a thumb reaches; a wrong pattern says
+    width and low, its centre below the screen's middle, where a thumb reaches; a wrong pattern says
     the attempts left, the right one unlocks as service kde; locked again, five
     wrong patterns say the lock, and the password typed unlocks, never seen by
     the daemon. (The password is typed on a keyboard: maliit, the phone's
     on-screen keyboard, starts in this session but KWin never shows its panel
     here, VirtualKeyboard visible=false even when forced, so tapping it is
-    untested; LOCKERS.md says so.)"""
+    untested; PLASMA.md says so.)"""
     clients = plasma6
     user = clients.user("plgrid", PASSWORD, pattern=PATTERN)
     with PlasmaLock(clients, user, mobile=True) as desk:

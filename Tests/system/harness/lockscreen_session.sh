@@ -54,18 +54,25 @@ x11 | kde | plasma | plasma-wayland | plasma-mobile)
     plasma-wayland) unit=plasma-kwin_wayland.service ;;
     plasma-mobile)
         unit=plasma-kwin_wayland.service
-        sed '$d' /usr/bin/startplasmamobile >"$dir/startplasmamobile-env"
-        # What a display manager gives the session it starts from
-        # plasma-mobile.desktop (DesktopNames=KDE), and the script without
-        # set -u, as a display manager runs it.
-        export XDG_SESSION_TYPE=wayland XDG_CURRENT_DESKTOP=KDE XDG_SESSION_DESKTOP=KDE
-        set +u
-        . "$dir/startplasmamobile-env" >>"$dir/server.log" 2>&1
-        set -u
-        unset EGL_PLATFORM
-        vars=$(sed -n 's/^export \([A-Z_]*\)=.*/\1/p' "$dir/startplasmamobile-env" | grep -v '^EGL_PLATFORM$')
-        # shellcheck disable=SC2086
-        systemctl --user import-environment $vars
+        # The script but its line that starts the session; no such line: not
+        # the script this harness knows, and no session.
+        grep -q '^startplasma-wayland' /usr/bin/startplasmamobile ||
+            { echo "startplasmamobile starts no startplasma-wayland" >>"$dir/server.log"; exit 1; }
+        grep -v '^startplasma-wayland' /usr/bin/startplasmamobile >"$dir/startplasmamobile-env"
+        vars=$(sed -n 's/^[[:space:]]*export \([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' "$dir/startplasmamobile-env" |
+            grep -v '^EGL_PLATFORM$' | sort -u)
+        [ -n "$vars" ] || { echo "startplasmamobile exports nothing" >>"$dir/server.log"; exit 1; }
+        # In a subshell, so the script cannot change this one's variables; with
+        # what a display manager gives the session it starts from
+        # plasma-mobile.desktop (DesktopNames=KDE), and without set -u, as a
+        # display manager runs it.
+        (
+            export XDG_SESSION_TYPE=wayland XDG_CURRENT_DESKTOP=KDE XDG_SESSION_DESKTOP=KDE
+            set +u
+            . "$dir/startplasmamobile-env" >>"$dir/server.log" 2>&1
+            # shellcheck disable=SC2086
+            systemctl --user import-environment $vars
+        )
         ;;
     esac
     if [ -n "$unit" ]; then
