@@ -206,24 +206,47 @@ class PlasmaLock(Desktop):
     def type(self, text):
         self.as_user("xdotool type --delay 30 --file - && xdotool key Return", input=text)
 
-    def read(self, name):
-        """A screenshot (build/lockscreens/plasma-VERSION-NAME.png) and what
-        tesseract reads in the band of the messages (under the name, above the
-        grid, where the lock screen says they are): that band cropped, grey,
-        dark on light (the wallpaper shows behind), read as one block at two
-        and three times its size, the readings joined (each size alone misreads
-        a word now and then, never the same one)."""
-        self.shot(name)
-        name = f"{self.version}-{name}"
+    def read(self, name, expect=(), timeout=15):
+        """What tesseract reads in the band of the messages (under the name,
+        above the grid, where the lock screen says they are), once it reads
+        every string of `expect` (or after `timeout` seconds, what it read
+        last): a screenshot (build/lockscreens/plasma-VERSION-NAME.png) taken
+        after the screen says its messages are laid out, that band cropped,
+        grey, dark on light (the wallpaper shows behind), read as one block at
+        two and three times its size, the readings joined (each size alone
+        misreads a word now and then, never the same one). A new screenshot
+        each second until then: a message arrives a moment after the attempt's
+        result, and shows red for a moment before white."""
+        deadline = time.monotonic() + timeout
         self.poll(lambda: self.said(r" words=\d+,[1-9]"), "the messages on the screen")
-        top, height = (int(v) * self.scale for v in re.search(r" words=(\d+),(\d+)", self.said(r" words=")[-1]).groups())
-        readings = []
-        for scale in (200 // self.scale, 300 // self.scale):
-            readings.append(" ".join(self.as_user(
-                f"/usr/bin/convert {name}.png -crop {self.width}x{height + 8}+0+{max(0, top - 4)} -resize {scale}% "
-                f"-colorspace gray -negate {name}-band.png && "
-                f"tesseract {name}-band.png - --psm 6 2>/dev/null").split()))
-        return " | ".join(readings)
+        while True:
+            top, height = (int(v) * self.scale for v in
+                           re.search(r" words=(\d+),(\d+)", self.said(r" words=\d+,[1-9]")[-1]).groups())
+            self.shot(name)
+            band = f"{self.version}-{name}"
+            readings = []
+            for scale in (200 // self.scale, 300 // self.scale):
+                readings.append(" ".join(self.as_user(
+                    f"/usr/bin/convert {band}.png -crop {self.width}x{height + 8}+0+{max(0, top - 4)} "
+                    f"-resize {scale}% -colorspace gray -negate {band}-band.png && "
+                    f"tesseract {band}-band.png - --psm 6 2>/dev/null").split()))
+            text = " | ".join(readings)
+            if all(e in text for e in expect) or time.monotonic() > deadline:
+                return text
+            time.sleep(1)
+
+    def red_between(self, a, b, name, timeout=5):
+        """Waits until the screen shows the path red halfway between dots a
+        and b (a wrong pattern's flash); the screenshot is NAME."""
+        centre = self.grid()
+        (ax, ay), (bx, by) = centre(a), centre(b)
+        png = f"{self.version}-{name}.png"
+
+        def red():
+            self.shot(name)
+            r, g, b_ = self.pixel((ax + bx) / 2, (ay + by) / 2, png=png)
+            return r > 150 and g < 110
+        self.poll(red, f"the path red between dots {a} and {b}", timeout)
 
     def shot(self, name):
         """build/lockscreens/plasma-VERSION-NAME.png, and VERSION-NAME.png in the session's directory."""
@@ -257,13 +280,10 @@ def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one
         desk.lock()
         desk.drag(WRONG_PATTERN)
         desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
-        said = desk.read("grid-wrong")
+        # Red, halfway between the first two dots of the path.
+        desk.red_between(int(WRONG_PATTERN[0]), int(WRONG_PATTERN[1]), "grid-wrong-red")
+        said = desk.read("grid-wrong", expect=("Wrong pattern", "4 attempts left"))
         assert "Wrong pattern" in said and "4 attempts left" in said, said
-        # Red on that same screenshot, halfway between the first two dots of the path.
-        centre = desk.grid()
-        (ax, ay), (bx, by) = centre(int(WRONG_PATTERN[0])), centre(int(WRONG_PATTERN[1]))
-        r, g, b = desk.pixel((ax + bx) / 2, (ay + by) / 2, png=f"{desk.version}-grid-wrong.png")
-        assert r > 150 and g < 110, f"the wrong path is not red: {r},{g},{b}"
         assert desk.active()
         desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
         desk.drag(PATTERN)
@@ -294,7 +314,7 @@ def test_after_five_wrong_patterns_the_lock_sentence_shows_and_a_password_of_dig
             desk.poll(lambda: desk.count(r"^attempt result=failure") >= n, f"wrong pattern {n} refused")
         desk.poll(lambda: desk.said(r"^prompt kind=password"), "pam_unix's prompt, with the field")
         assert desk.said(r"^prompt kind=module-password"), "the module's own prompt for the password"
-        said = desk.read("grid-locked-out")
+        said = desk.read("grid-locked-out", expect=("locked after 5 failed attempts", "patternlockd reset"))
         assert "locked after 5 failed attempts" in said and "patternlockd reset" in said, said
         assert locked_after(clients, user) == 5, status(clients, user)
         assert desk.active()
@@ -454,7 +474,7 @@ def test_a_fingerprint_reader_beside_the_grid_is_named_on_screen_and_unlocks_wit
             desk.lock()
             desk.poll(lambda: desk.said(r'other="\(or scan your fingerprint on the reader\)"'),
                       "the screen naming the fingerprint reader")
-            said = desk.read("fingerprint")
+            said = desk.read("fingerprint", expect=("scan your fingerprint",))
             assert "scan your fingerprint" in said, said
             s.ok(f"runuser -u {user} -- touch /var/tmp/pl-finger/{user}")
             desk.unlocks()
@@ -520,7 +540,7 @@ def test_plasma_mobile_s_session_shows_the_grid_low_on_the_phone_and_after_five_
         desk.shot("mobile-grid")
         desk.drag(WRONG_PATTERN)
         desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
-        said = desk.read("mobile-wrong")
+        said = desk.read("mobile-wrong", expect=("Wrong pattern", "4 attempts left"))
         assert "Wrong pattern" in said and "4 attempts left" in said, said
         assert desk.active()
         desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
@@ -534,7 +554,7 @@ def test_plasma_mobile_s_session_shows_the_grid_low_on_the_phone_and_after_five_
             desk.drag(WRONG_PATTERN)
             desk.poll(lambda: desk.count(r"^attempt result=failure") >= n, f"wrong pattern {n} refused")
         desk.poll(lambda: desk.said(r"^prompt kind=password"), "pam_unix's prompt, with the field")
-        said = desk.read("mobile-locked-out")
+        said = desk.read("mobile-locked-out", expect=("locked after 5 failed attempts",))
         assert "locked after 5 failed attempts" in said, said
         before, counted = verify_lines(clients, user), status(clients, user)
         desk.type(PASSWORD)
