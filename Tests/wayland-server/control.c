@@ -516,6 +516,28 @@ static void seat_caps(char *args)
 	      caps & WL_SEAT_CAPABILITY_TOUCH ? "t" : "");
 }
 
+/* The first whole line of the input, taken out of it into `line` (its
+ * newline a NUL): false while none is whole. A line that fills the buffer
+ * without ending is an error and dropped. */
+static bool take_line(char line[sizeof(input)])
+{
+	char *end = memchr(input, '\n', input_len);
+	if (!end) {
+		if (input_len == sizeof(input)) {
+			reply("error A command line is longer than %zu bytes.",
+			      sizeof(input));
+			input_len = 0;
+		}
+		return false;
+	}
+	*end = '\0';
+	size_t used = (size_t)(end - input) + 1;
+	memcpy(line, input, used);
+	memmove(input, input + used, input_len - used);
+	input_len -= used;
+	return true;
+}
+
 static void run_command(char *line);
 
 /* hold: from now until release, nothing the clients send is read, as when a
@@ -534,21 +556,10 @@ static void hold(void)
 	held = true;
 	reply("ok held commits=%lu", server.commits);
 	while (held) {
-		char *end = memchr(input, '\n', input_len);
-		if (end) {
-			*end = '\0';
-			size_t used = (size_t)(end - input) + 1;
-			char line[sizeof(input)];
-			memcpy(line, input, used);
-			memmove(input, input + used, input_len - used);
-			input_len -= used;
+		char line[sizeof(input)];
+		if (take_line(line)) {
 			run_command(line);
 			continue;
-		}
-		if (input_len == sizeof(input)) {
-			reply("error A command line is longer than %zu bytes.",
-			      sizeof(input));
-			input_len = 0;
 		}
 		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
 		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
@@ -618,25 +629,9 @@ static void run_command(char *line)
 /* Commands run one after another: one that waits holds back the rest. */
 static void process_lines(void)
 {
-	while (!wait.active) {
-		char *end = memchr(input, '\n', input_len);
-		if (!end) {
-			if (input_len == sizeof(input)) {
-				reply("error A command line is longer than "
-				      "%zu bytes.",
-				      sizeof(input));
-				input_len = 0;
-			}
-			return;
-		}
-		*end = '\0';
-		size_t used = (size_t)(end - input) + 1;
-		char line[sizeof(input)];
-		memcpy(line, input, used);
-		memmove(input, input + used, input_len - used);
-		input_len -= used;
+	char line[sizeof(input)];
+	while (!wait.active && take_line(line))
 		run_command(line);
-	}
 }
 
 static int control_readable(int fd, uint32_t mask, void *data)
