@@ -247,23 +247,29 @@ def test_pkexec_raises_gnome_s_polkit_dialog_with_the_grid_and_the_pattern_runs_
     assert all(" service=polkit-1 " in line for line in g.daemon_verifies()[before:])
 
 
+def own_dialog_takes_the_typed_pattern_then_the_password(g):
+    """GNOME's own unlock dialog, the extension nowhere in it: the pattern
+    typed as digits unlocks (one VERIFY, OK), and locked again the password
+    typed unlocks, never seen by the daemon."""
+    before = len(g.daemon_verifies())
+    mark = g.lock(extension=False)
+    g.type(PATTERN)
+    g.key(KEY_RETURN)
+    g.unlocked()
+    assert results(g, before) == ["OK"]
+    g.lock(extension=False)
+    g.type(PASSWORD)
+    g.key(KEY_RETURN)
+    g.unlocked()
+    assert results(g, before) == ["OK"]
+    assert not [line for line in g.since(mark) if line.startswith("attached")], "the extension attached"
+
+
 def test_with_the_extension_disabled_gnome_s_own_dialog_takes_the_typed_pattern_and_the_password(fresh):
     g = fresh
     g.as_user(f"gnome-extensions disable {UUID}")
     try:
-        before = len(g.daemon_verifies())
-        mark = g.mark()
-        g.lock(extension=False)
-        assert "attached to=unlock" not in g.since(mark)
-        g.type(PATTERN)
-        g.key(KEY_RETURN)
-        g.unlocked()
-        assert results(g, before) == ["OK"]
-        g.lock(extension=False)
-        g.type(PASSWORD)
-        g.key(KEY_RETURN)
-        g.unlocked()
-        assert results(g, before) == ["OK"]
+        own_dialog_takes_the_typed_pattern_then_the_password(g)
     finally:
         g.as_user(f"gnome-extensions enable {UUID}")
 
@@ -317,17 +323,7 @@ def test_an_extension_that_fails_to_load_leaves_gnome_s_own_dialog_which_takes_t
         g.start_shell()
         poll(lambda: "State: ERROR" in g.as_user(f"gnome-extensions info {UUID}").stdout,
              "GNOME Shell to mark the extension failed", timeout=20)
-        before = len(g.daemon_verifies())
-        mark = g.lock(extension=False)
-        assert not [line for line in g.since(mark) if line.startswith("attached")]
-        g.type(PATTERN)
-        g.key(KEY_RETURN)
-        g.unlocked()
-        g.lock(extension=False)
-        g.type(PASSWORD)
-        g.key(KEY_RETURN)
-        g.unlocked()
-        assert results(g, before) == ["OK"]
+        own_dialog_takes_the_typed_pattern_then_the_password(g)
     finally:
         g.system.ok(f"cat > {script}", input=kept)
         g.stop_shell()

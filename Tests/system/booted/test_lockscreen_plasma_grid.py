@@ -258,6 +258,22 @@ class PlasmaLock(Desktop):
         self.wait(f"! pgrep -u {self.user} -f kscreenlocker_greet >/dev/null", "the greeter to end")
 
 
+def wrong_then_right(desk, name):
+    """On the first lock's grid: WRONG_PATTERN dragged is refused, turns red
+    (halfway between its first two dots, screenshot NAME-red) and the screen
+    says the attempts left (screenshot NAME); the lock stays, the module asks
+    again, and PATTERN dragged unlocks."""
+    desk.drag(WRONG_PATTERN)
+    desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
+    desk.red_between(int(WRONG_PATTERN[0]), int(WRONG_PATTERN[1]), f"{name}-red")
+    said = desk.read(name, expect=("Wrong pattern", "4 attempts left"))
+    assert "Wrong pattern" in said and "4 attempts left" in said, said
+    assert desk.active()
+    desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
+    desk.drag(PATTERN)
+    desk.unlocks()
+
+
 def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one_unlocks(clients):
     """A wrong pattern turns red and the screen says the attempts left; the
     right one dragged then unlocks, as service kde; locked again, the grid is
@@ -266,16 +282,7 @@ def test_a_wrong_pattern_turns_red_and_says_the_attempts_left_then_the_right_one
     with PlasmaLock(clients, user) as desk:
         desk.lock()
         desk.shot("grid-locked")
-        desk.drag(WRONG_PATTERN)
-        desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
-        # Red, halfway between the first two dots of the path.
-        desk.red_between(int(WRONG_PATTERN[0]), int(WRONG_PATTERN[1]), "grid-wrong-red")
-        said = desk.read("grid-wrong", expect=("Wrong pattern", "4 attempts left"))
-        assert "Wrong pattern" in said and "4 attempts left" in said, said
-        assert desk.active()
-        desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
-        desk.drag(PATTERN)
-        desk.unlocks()
+        wrong_then_right(desk, "grid-wrong")
         assert desk.said(r"^unlocked")
         desk.lock()
         desk.drag(PATTERN)
@@ -531,14 +538,7 @@ def test_plasma_mobile_s_session_shows_the_grid_low_on_the_phone_and_after_five_
         x, y, side = (int(v) for v in re.search(r"grid=(\d+),(\d+),(\d+)", desk.said(r"^phase=.* grid=")[-1]).groups())
         assert side >= 0.8 * 360 and y + side / 2 > 720 / 2, f"the grid at {x},{y} ({side} across) on a 360x720 phone"
         desk.shot("mobile-grid")
-        desk.drag(WRONG_PATTERN)
-        desk.poll(lambda: desk.said(r"^attempt result=failure"), "the wrong pattern refused")
-        said = desk.read("mobile-wrong", expect=("Wrong pattern", "4 attempts left"))
-        assert "Wrong pattern" in said and "4 attempts left" in said, said
-        assert desk.active()
-        desk.poll(lambda: desk.count(r"^prompt kind=pattern") >= 2, "the module's prompt again")
-        desk.drag(PATTERN)
-        desk.unlocks()
+        wrong_then_right(desk, "mobile-wrong")
         assert verify_results(clients, user) == ["FAIL,remaining=4", "OK"]
         assert all(" service=kde " in line for line in verify_lines(clients, user)), verify_lines(clients, user)
         desk.lock()
